@@ -1,0 +1,98 @@
+"""The conventions of attn_ref's docstring, one by one."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import attn_ref
+
+
+def test_numpy_path_never_imports_torch():
+    code = """
+import sys, numpy as np, attn_ref
+from attn_ref.answers import ANSWERS
+x = np.random.default_rng(0).standard_normal((2, 5, 4))
+attn_ref.softmax(x)
+attn_ref.scaled_dot_product_attention(x, x, x, causal=True, window=2)
+attn_ref.self_attention(x, np.eye(4), np.eye(4), np.eye(4))
+attn_ref.decode_with_kv_cache(x, np.eye(4), np.eye(4), np.eye(4))
+attn_ref.chunked_attention(x, x, x, chunk_size=2, causal=True)
+attn_ref.additive_attention(x[0, 0], x[0], np.eye(4), np.eye(4), np.ones(4))
+attn_ref.causal_mask(3, 5); attn_ref.sliding_window_mask(4, 2)
+assert "torch" not in sys.modules, "torch was imported"
+print("ok")
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+def test_causal_mask_bottom_right():
+    np.testing.assert_array_equal(attn_ref.causal_mask(3), np.tril(np.ones((3, 3), bool)))
+    np.testing.assert_array_equal(attn_ref.causal_mask(2, 4), [[1, 1, 1, 0], [1, 1, 1, 1]])
+    np.testing.assert_array_equal(attn_ref.causal_mask(1, 4), [[1, 1, 1, 1]])  # a decode step sees the whole cache
+    np.testing.assert_array_equal(attn_ref.causal_mask(3, 2), [[0, 0], [1, 0], [1, 1]])
+
+
+def test_sliding_window_keeps_window_keys_itself_included():
+    np.testing.assert_array_equal(
+        attn_ref.sliding_window_mask(5, 2),
+        [[1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [0, 1, 1, 0, 0], [0, 0, 1, 1, 0], [0, 0, 0, 1, 1]],
+    )
+    for T, w in [(9, 3), (16, 4), (7, 1)]:  # the contract's count: T·w − w(w−1)/2 allowed scores
+        assert attn_ref.sliding_window_mask(T, w).sum() == T * w - w * (w - 1) // 2
+    np.testing.assert_array_equal(attn_ref.sliding_window_mask(6, 6), attn_ref.causal_mask(6))
+
+
+def test_masks_on_a_device_are_torch():
+    m = attn_ref.causal_mask(4, device="cpu")
+    assert isinstance(m, torch.Tensor) and m.dtype == torch.bool
+    assert attn_ref.sliding_window_mask(4, 2, device="meta").device.type == "meta"
+    assert isinstance(attn_ref.causal_mask(4), np.ndarray)
+
+
+def test_numpy_mask_is_accepted_with_tensors():
+    q = torch.randn(3, 2, dtype=torch.float64)
+    out, _ = attn_ref.scaled_dot_product_attention(q, q, q, mask=attn_ref.causal_mask(3))
+    torch.testing.assert_close(out, attn_ref.scaled_dot_product_attention(q, q, q, causal=True)[0])
+
+
+@pytest.mark.parametrize("name", ["sdpa", "self", "decode", "chunked", "additive", "softmax"])
+def test_meta_device_kept(name):
+    """Pure tensor code must build its masks and buffers on the inputs' device."""
+    x = torch.empty(2, 5, 4, device="meta")
+    W = torch.empty(4, 4, device="meta")
+    out = {
+        "sdpa": lambda: attn_ref.scaled_dot_product_attention(x, x, x, causal=True, window=2)[0],
+        "self": lambda: attn_ref.self_attention(x, W, W, W)[0],
+        "decode": lambda: attn_ref.decode_with_kv_cache(x, W, W, W),
+        "chunked": lambda: attn_ref.chunked_attention(x, x, x, chunk_size=2, causal=True),
+        "additive": lambda: attn_ref.additive_attention(x[0, 0], x[0], W, W, torch.empty(4, device="meta"))[0],
+        "softmax": lambda: attn_ref.softmax(x, mask=attn_ref.causal_mask(5, 4, device="meta")),
+    }[name]()
+    assert out.device.type == "meta"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_numpy_dtype_kept(dtype):
+    x = np.random.default_rng(1).standard_normal((3, 4, 5)).astype(dtype)
+    W = np.eye(5, dtype=dtype)
+    for out in (
+        attn_ref.softmax(x, mask=attn_ref.causal_mask(4, 5)),
+        attn_ref.scaled_dot_product_attention(x, x, x, causal=True)[0],
+        attn_ref.self_attention(x, W, W, W)[0],
+        attn_ref.decode_with_kv_cache(x, W, W, W),
+        attn_ref.chunked_attention(x, x, x, chunk_size=3, causal=True),
+        attn_ref.additive_attention(x[0, 0], x[0], W, W, np.ones(5, dtype=dtype))[0],
+    ):
+        assert out.dtype == dtype
+
+
+def test_torch_float32_kept():
+    x = torch.randn(2, 4, 3)
+    W = torch.eye(3)
+    assert attn_ref.self_attention(x, W, W, W)[0].dtype == torch.float32
+    assert attn_ref.decode_with_kv_cache(x, W, W, W).dtype == torch.float32

@@ -37,6 +37,7 @@ from .costs import (
     attention_scores,
     attention_sequential_steps,
     jacobian_product,
+    rnn_jacobian_norm,
     rnn_path_length,
     rnn_sequential_steps,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "decode_with_kv_cache",
     "jacobian_product",
     "rnn_gradient_norm",
+    "rnn_jacobian_norm",
     "rnn_path_length",
     "rnn_sequential_steps",
     "scaled_dot_product_attention",

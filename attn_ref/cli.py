@@ -21,10 +21,63 @@ def _answers(args) -> int:
     return 0
 
 
+def _build(args) -> int:
+    from pathlib import Path
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from .release.build import build
+
+    console = Console()
+    out = Path(args.out).resolve()
+    with console.status("building releases (otter assign, executing solutions)..."):
+        built = build(out, only=args.only, runner=args.runner, pdf=args.pdf)
+    table = Table(title=f"attn-ref build -> {out}")
+    for column in ("assignment", "student notebook", "solution notebook", "autograder zip", "otter assign s", "solution run s", "total s"):
+        table.add_column(column)
+    for b in built:
+        table.add_row(b.name, str(b.student.relative_to(out)), str(b.solution.relative_to(out)), str(b.autograder.relative_to(out)),
+                      f"{b.seconds_otter_assign:.1f}", f"{b.seconds_solution:.1f}", f"{b.seconds_total:.1f}")
+    console.print(table)
+    return 0
+
+
+def _grade(args) -> int:
+    from .grade import AutograderError, grade
+
+    try:
+        results = grade(args.submission, args.autograder, out_dir=args.out, results_path=args.results,
+                        cell_timeout=args.cell_timeout)
+    except AutograderError as err:
+        print(f"attn-ref grade: {err}", file=sys.stderr)
+        return 2
+    total = sum(t["max_score"] for t in results["tests"])
+    print(f"{args.submission}: {results['score']:g} / {total:g} ({results['extra_data'].get('status')})")
+    for test in results["tests"]:
+        print(f"  {test['name']}: {test['score']:g} / {test['max_score']:g}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="attn-ref", description=__doc__)
     verbs = parser.add_subparsers(dest="verb", required=True)
     verbs.add_parser("answers", help="print the practice answer key").set_defaults(run=_answers)
+
+    build = verbs.add_parser("build", help="build student notebooks, solutions and autograder zips")
+    build.add_argument("--out", default=".", help="folder to write assignments/, solutions/, autograder/ into")
+    build.add_argument("--only", choices=["practice", "lab"], help="build one assignment")
+    build.add_argument("--runner", choices=["cpu", "gpu"], default="cpu", help="Gradescope runner the zip targets")
+    build.add_argument("--pdf", action="store_true", help="export a PDF with submissions (needs LaTeX on students' machines)")
+    build.set_defaults(run=_build)
+
+    grade = verbs.add_parser("grade", help="grade a submission against an autograder zip")
+    grade.add_argument("submission", help="a .ipynb, the .zip from grader.export(), or a folder holding one")
+    grade.add_argument("--autograder", required=True, help="autograder/<name>-autograder.zip (or its unpacked folder)")
+    grade.add_argument("--out", default=".", help="results go to OUT/results/<submission>.json")
+    grade.add_argument("--results", help="write results to exactly this file instead (Gradescope)")
+    grade.add_argument("--cell-timeout", type=float, default=120.0, help="seconds one notebook cell may run")
+    grade.set_defaults(run=_grade)
     return parser
 
 

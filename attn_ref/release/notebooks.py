@@ -1,0 +1,130 @@
+"""Otter Assign master notebooks, generated from the question units with nbformat.
+
+Nobody edits a master or a generated notebook by hand: change the units in practice.py / lab.py.
+Cell ids are set from positions so that two builds of the same source are byte-identical.
+"""
+
+from __future__ import annotations
+
+import re
+
+import nbformat
+import yaml
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
+
+from . import lab, practice
+from .units import Question, Task
+
+EXPLORATION_TAG = "exploration"  # skipped while grading
+TIMING_TAG = "timing"  # outputs hold measured timings
+KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+
+
+def _raw(kind: str, **fields) -> nbformat.NotebookNode:
+    body = yaml.safe_dump(fields, sort_keys=False).strip() if fields else ""
+    return new_raw_cell(f"# {kind}\n{body}".strip())
+
+
+def _config(name: str, pdf: bool) -> nbformat.NotebookNode:
+    return _raw(
+        "ASSIGNMENT CONFIG",
+        name=name,
+        init_cell=True,
+        check_all_cell=False,
+        export_cell={"pdf": pdf, "instructions": "Save the notebook, run this cell, and upload the zip it makes to Gradescope."},
+        tests={"ok_format": False},
+        generate=False,
+        run_tests=False,
+    )
+
+
+def _question_block(name: str, points, prompt_md: str, solution_cells: list, checks=(), manual=False) -> list:
+    cells = [_raw("BEGIN QUESTION", name=name, points=points, manual=manual), new_markdown_cell(prompt_md)]
+    cells += [_raw("BEGIN SOLUTION"), *solution_cells, _raw("END SOLUTION")]
+    if checks:
+        cells += [_raw("BEGIN TESTS"), *(new_code_cell(c.strip()) for c in checks), _raw("END TESTS")]
+    cells.append(_raw("END QUESTION"))
+    return cells
+
+
+def _practice_solution_cell(q: Question) -> nbformat.NotebookNode:
+    stubs = "\n".join(f"{a.name} = ..." for a in q.answers)
+    source = f'# BEGIN SOLUTION NO PROMPT\n{q.solution}\n# END SOLUTION\n""" # BEGIN PROMPT\n{stubs}\n""" # END PROMPT'
+    return new_code_cell(source)
+
+
+def practice_master(pdf: bool = False) -> nbformat.NotebookNode:
+    cells = [_config("practice", pdf), new_markdown_cell(practice.INTRO.strip())]
+    for q in practice.QUESTIONS:
+        heading = f"## {q.name}: {q.title}\n*Note 3.1, {q.source}.*\n\n{q.prompt.strip()}"
+        cells += _question_block(q.name, q.points, heading, [_practice_solution_cell(q)], q.public_checks)
+        if q.written_prompt:
+            cells += _question_block(
+                f"{q.name}_written",
+                q.written_points,
+                f"**{q.name}, explain** (graded by hand). {q.written_prompt}",
+                [new_markdown_cell(q.written_solution)],
+                manual=True,
+            )
+    return _notebook(cells)
+
+
+def lab_master(pdf: bool = False) -> nbformat.NotebookNode:
+    cells = [_config("lab", pdf), new_markdown_cell(lab.INTRO.strip()), new_code_cell(lab.SETUP)]
+    for t in lab.TASKS:
+        heading = f"## {t.name}: {t.title}\n\n{t.prompt.strip()}\n\n**Worked example** (from the reference):\n\n{t.example}"
+        cells += _question_block(t.name, t.points, heading, [new_code_cell(t.starter)], t.public_checks)
+    cells.append(new_markdown_cell(lab.PLOTS_INTRO))
+    for source in lab.PLOTS:
+        tags = [EXPLORATION_TAG] + ([TIMING_TAG] if source in lab.TIMING_PLOTS else [])
+        cells.append(new_code_cell(source, metadata={"tags": tags}))
+    return _notebook(cells)
+
+
+MASTERS = {"practice": practice_master, "lab": lab_master}
+
+
+def _notebook(cells: list) -> nbformat.NotebookNode:
+    nb = new_notebook(cells=cells, metadata={"kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"}})
+    return normalize(nb)
+
+
+def normalize(nb: nbformat.NotebookNode, prefix: str = "cell") -> nbformat.NotebookNode:
+    """Position-based cell ids and no execution timestamps: the same source gives the same bytes."""
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"{prefix}-{i:03d}"
+        cell.metadata.pop("execution", None)
+    nb.nbformat, nb.nbformat_minor = 4, 5
+    return nb
+
+
+_PROMPT_BLOCK = re.compile(r'\n?""" # BEGIN PROMPT\n.*?""" # END PROMPT', re.S)
+_MARKER_LINE = re.compile(r"^[ \t]*# (BEGIN|END) SOLUTION( NO PROMPT)?[ \t]*\n?", re.M)
+_PLACEHOLDER = "_Type your answer here, replacing this text._"
+
+
+def solution_from_autograder_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Otter's autograder notebook -> a clean solution notebook: markers, stubs and export cell removed.
+
+    Refuses a notebook with hidden otter tests (ours keep every hidden check in the grader).
+    """
+    tests = nb.metadata.get("otter", {}).get("tests", {})
+    hidden = [name for name, src in tests.items() if "hidden=True" in src]
+    if hidden:
+        raise ValueError(f"otter tests marked hidden would be published in the solution notebook: {hidden}")
+    cells = []
+    for cell in nb.cells:
+        source = cell.source
+        if cell.cell_type == "markdown" and source.strip() == _PLACEHOLDER:
+            continue
+        if cell.cell_type == "code" and "grader.export(" in source:
+            continue
+        if cell.cell_type == "markdown" and source.startswith("## Submission"):
+            continue
+        if cell.cell_type == "code":
+            source = _MARKER_LINE.sub("", _PROMPT_BLOCK.sub("", source)).rstrip()
+            source = re.sub(r"\s*# SOLUTION$", "", source, flags=re.M)
+        cell.source = source
+        cells.append(cell)
+    nb.cells = cells
+    return nb

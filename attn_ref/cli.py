@@ -34,12 +34,14 @@ def _build(args) -> int:
     with console.status("building releases (otter assign, executing solutions)..."):
         built = build(out, only=args.only, runner=args.runner, pdf=args.pdf)
     table = Table(title=f"attn-ref build -> {out}")
-    for column in ("assignment", "student notebook", "solution notebook", "autograder zip", "otter assign s", "solution run s", "total s"):
+    for column in ("assignment", "otter assign s", "solution run s", "total s"):
         table.add_column(column)
     for b in built:
-        table.add_row(b.name, str(b.student.relative_to(out)), str(b.solution.relative_to(out)), str(b.autograder.relative_to(out)),
-                      f"{b.seconds_otter_assign:.1f}", f"{b.seconds_solution:.1f}", f"{b.seconds_total:.1f}")
+        table.add_row(b.name, f"{b.seconds_otter_assign:.1f}", f"{b.seconds_solution:.1f}", f"{b.seconds_total:.1f}")
     console.print(table)
+    for b in built:
+        for path in (b.student, b.solution, b.autograder):
+            console.print(f"  {path.relative_to(out)}")
     return 0
 
 

@@ -7,6 +7,7 @@ re-run, so the remaining probes still get graded.
 
 from __future__ import annotations
 
+import os
 import queue
 import time
 from dataclasses import dataclass
@@ -25,14 +26,16 @@ class Outcome:
 class Kernel:
     """One python3 kernel, started in ``workdir``."""
 
-    def __init__(self, workdir: str, env: dict | None = None, startup_timeout: float = 60):
+    def __init__(self, workdir: str, env: dict | None = None, startup_timeout: float = 60, log_path: str = os.devnull):
         self.workdir, self.env, self.startup_timeout = workdir, env, startup_timeout
+        self.log = open(log_path, "ab")  # the kernel process's own stdout/stderr (not the notebook's outputs)
         self.generation = 0  # how many times a kernel was started: a change means state was lost
         self._start()
 
     def _start(self):
         self.generation += 1
         extra = {"env": self.env} if self.env is not None else {}
+        extra.update(stdout=self.log, stderr=self.log)
         self.km, self.kc = start_new_kernel(
             kernel_name=KERNEL_NAME, cwd=self.workdir, startup_timeout=self.startup_timeout, **extra
         )
@@ -90,3 +93,7 @@ class Kernel:
         finally:
             if self.km.has_kernel:
                 self.km.shutdown_kernel(now=True)
+
+    def close(self):
+        self.shutdown()
+        self.log.close()

@@ -140,6 +140,7 @@ def _matches_reference(task, probe, reference, outputs, names, obs, **_):
             return False, f"{name} contains NaN or inf"
         key = probe["dtype"] + ("-cuda" if probe["device"] == "cuda" and probe["dtype"] == "float32" else "")
         rtol, atol = TOLERANCES[key]
+        rtol, atol = probe["options"].get("rtol", rtol), probe["options"].get("atol", atol)
         diff = np.abs(got - ref)
         if not np.all(diff <= atol + rtol * np.abs(ref)):
             return False, f"{name} differs from the reference: {_where(diff)}"

@@ -50,7 +50,7 @@ class NotebookSession:
         self.handle = f"_grader_{secrets.token_hex(6)}"  # the harness's name in the kernel, unguessable
         self.errors: list[str] = []
         self.restarts = 0
-        self.kernel = Kernel(str(workdir))
+        self.kernel = Kernel(str(workdir), log_path=str(workdir.parent / "kernel.log"))
         self._prepare()
 
     def _prepare(self):
@@ -90,4 +90,4 @@ class NotebookSession:
         return None, outcome
 
     def shutdown(self):
-        self.kernel.shutdown()
+        self.kernel.close()

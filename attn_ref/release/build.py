@@ -97,10 +97,19 @@ def autograder_zip(name: str, runner: str, out: Path) -> Path:
     return path
 
 
+class _SeededClient(NotebookClient):
+    """Seeds Python's `random` in the kernel before the first cell: otter's check() picks a random emoji."""
+
+    async def async_start_new_kernel_client(self):
+        kc = await super().async_start_new_kernel_client()
+        await kc.execute_interactive("import random as _r; _r.seed(0); del _r", store_history=False, timeout=60)
+        return kc
+
+
 def execute(nb: nbformat.NotebookNode, workdir: Path, filename: str) -> nbformat.NotebookNode:
     """Run a notebook top to bottom in a fresh python3 kernel, outputs kept, no timestamps."""
     nbformat.write(nb, str(workdir / filename))
-    client = NotebookClient(nb, timeout=600, kernel_name="python3", record_timing=False,
+    client = _SeededClient(nb, timeout=600, kernel_name="python3", record_timing=False,
                             resources={"metadata": {"path": str(workdir)}})
     client.execute()
     return nb

@@ -1,0 +1,59 @@
+"""Shared fixtures: one release build per test session, and helpers to grade edited notebooks."""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))  # loop_reference, buggy_lab
+
+
+@pytest.fixture(scope="session")
+def release(tmp_path_factory):
+    """Both assignments built once into a temporary folder (as `make release` would at the repo root)."""
+    from attn_ref.release.build import build
+
+    out = tmp_path_factory.mktemp("release")
+    built = {b.name: b for b in build(out)}
+    return out, built
+
+
+def edit_notebook(path: Path, replace: dict[str, str]) -> nbformat.NotebookNode:
+    """A copy of the notebook where each code cell containing a key gets that key's new source."""
+    nb = copy.deepcopy(nbformat.read(str(path), as_version=4))
+    unused = set(replace)
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        for marker, source in replace.items():
+            if marker in cell.source:
+                cell.source = source
+                cell.outputs = []
+                unused.discard(marker)
+    assert not unused, f"no cell contains {unused}"
+    return nb
+
+
+@pytest.fixture
+def grade_notebook(tmp_path):
+    """Write a notebook and grade it with an autograder zip; returns the results dict."""
+    from attn_ref.grade import grade
+
+    def run(nb: nbformat.NotebookNode, autograder: Path, name: str = "submission.ipynb") -> dict:
+        path = tmp_path / name
+        nbformat.write(nb, str(path))
+        return grade(path, autograder, out_dir=tmp_path / "out")
+
+    return run
+
+
+def scores(results: dict) -> dict[str, float]:
+    return {t["name"].split(":")[0]: t["score"] for t in results["tests"]}
+
+
+def max_scores(results: dict) -> dict[str, float]:
+    return {t["name"].split(":")[0]: t["max_score"] for t in results["tests"]}

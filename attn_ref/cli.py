@@ -47,10 +47,13 @@ def _build(args) -> int:
 
 def _grade(args) -> int:
     from .grade import AutograderError, grade
+    from .grade.sandbox import Sandbox
 
     try:
+        sandbox = Sandbox.configured(args.autograder, python=args.kernel_python, user=args.kernel_user)
         results = grade(args.submission, args.autograder, out_dir=args.out, results_path=args.results,
-                        cell_timeout=args.cell_timeout)
+                        budget=args.budget, cell_timeout=args.cell_timeout, call_timeout=args.call_timeout,
+                        sandbox=sandbox)
     except AutograderError as err:
         print(f"attn-ref grade: {err}", file=sys.stderr)
         return 2
@@ -78,7 +81,11 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--autograder", required=True, help="autograder/<name>-autograder.zip (or its unpacked folder)")
     grade.add_argument("--out", default=".", help="results go to OUT/results/<submission>.json")
     grade.add_argument("--results", help="write results to exactly this file instead (Gradescope)")
+    grade.add_argument("--budget", type=float, default=480.0, help="seconds for the whole submission (default 8 min)")
     grade.add_argument("--cell-timeout", type=float, default=120.0, help="seconds one notebook cell may run")
+    grade.add_argument("--call-timeout", type=float, default=30.0, help="seconds one call of a student function may run")
+    grade.add_argument("--kernel-python", help="interpreter of the students' environment (default: this one)")
+    grade.add_argument("--kernel-user", help="run the kernel as this user (the grader must be root)")
     grade.set_defaults(run=_grade)
     return parser
 

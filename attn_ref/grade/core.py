@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 import platform
+import secrets
 import tempfile
 import time
+import traceback
 import warnings
 import zipfile
 from pathlib import Path
@@ -18,11 +20,21 @@ import attn_ref
 
 from . import scoring, static, submission
 from .inputs import Arg, generate, reference_outputs, seed_for
-from .session import NotebookSession, runnable_cells
+from .kernel import KernelStartError
+from .sandbox import Sandbox, become_subreaper
+from .session import BudgetExhausted, NotebookSession, runnable_cells
 
 CHECKS_FILE = "checks.json"
+BUDGET = 480.0  # everything for one submission: below Gradescope's default 10 minutes
+NOTEBOOK_TIMEOUT = 180.0  # running the notebook's cells, all together
 CELL_TIMEOUT = 120.0  # one notebook cell
 CALL_TIMEOUT = 30.0  # one call of a student function
+# What the tripwire in the kernel watches for, by the contract's name of each forbidden thing.
+TRIPWIRES = {
+    "torch.nn.functional.scaled_dot_product_attention": "scaled_dot_product_attention",
+    "torch.nn.MultiheadAttention": "multi_head_attention_forward",
+}
+REFERENCE_MESSAGE = "the notebook uses attn_ref, the grader's reference; auto-graded answers score 0"
 
 
 class AutograderError(Exception):
@@ -87,23 +99,37 @@ def failed_results(checks: dict, reason: str) -> dict:
             "extra_data": {"status": f"error: {reason}"}}
 
 
-def _grade_practice(checks: dict, session: NotebookSession, exchange: Path) -> tuple[list, dict]:
+def _call_folder(exchange: Path, label: str, sandbox: Sandbox) -> Path:
+    """A fresh folder for one exchange; its name is unguessable, so nothing can be planted in advance."""
+    folder = exchange / f"{label}-{secrets.token_hex(8)}"
+    folder.mkdir()
+    sandbox.grant(folder)
+    return folder
+
+
+def _grade_practice(checks, session, exchange, sandbox, limits, banned) -> tuple[list, dict]:
     names = [a["name"] for q in checks["questions"] for a in q["answers"]]
-    values, outcome = session.read_json("read_values", exchange / "values.json", names, timeout=CALL_TIMEOUT)
-    if values is None:
-        values = {name: {"t": "missing"} for name in names}
+    folder = _call_folder(exchange, "values", sandbox)
+    try:
+        values, outcome = session.read_json("read_values", folder / "values.json", names, timeout=limits["call"])
+        problem = "" if values is not None else f"could not read your answers ({outcome.error or outcome.status})"
+    except BudgetExhausted:
+        values, problem = None, "not graded: the time budget for this submission ran out"
     tests = []
     for q in checks["questions"]:
         lines = []
         for a in q["answers"]:
-            ok, message = scoring.check_answer(a["kind"], a["expected"], values[a["name"]])
+            if banned or problem:
+                lines.append((False, a["name"], a["points"], REFERENCE_MESSAGE if banned else problem))
+                continue
+            observed = values.get(a["name"], {"t": "missing"})
+            ok, message = scoring.check_answer(a["kind"], a["expected"], observed)
             lines.append((ok, a["name"], a["points"], message))
         tests.append(_entry(q, lines, checks["visibility"]))
     return tests, {}
 
 
 def _write_call(folder: Path, task: dict, probe: dict, args: list[Arg]) -> Path:
-    folder.mkdir(parents=True)
     spec_args = []
     for i, a in enumerate(args):
         entry = {"name": a.name, "kind": a.kind, "keyword": a.keyword}
@@ -120,64 +146,95 @@ def _write_call(folder: Path, task: dict, probe: dict, args: list[Arg]) -> Path:
         "args": spec_args,
         "return_inputs": "inputs_unchanged" in probe["checks"],
         "count_projections": probe["options"].get("count_projections", []),
+        "tripwire": [TRIPWIRES[name] for name in task["forbidden"] if name in TRIPWIRES],
     }
     (folder / "spec.json").write_text(json.dumps(spec))
     return folder / "spec.json"
 
 
-def _grade_lab(checks: dict, session: NotebookSession, exchange: Path, code: list[str], seed: int, env: dict):
+def _run_probe(session, exchange, sandbox, limits, task, probe, args, reference) -> tuple[bool, str, list]:
+    """One call of the student's function, then the trusted comparison; (passed, message, forbidden)."""
+    folder = _call_folder(exchange, task["name"], sandbox)
+    spec = _write_call(folder, task, probe, args)
+    outcome = session.call("call", task["function"], str(spec), str(folder), timeout=limits["call"])
+    meta_path = folder / "meta.json"
+    if outcome.status in ("timeout", "dead") or not meta_path.exists():
+        why = {"timeout": f"the call did not finish ({outcome.error})", "dead": "the call crashed the kernel"}
+        return False, why.get(outcome.status, outcome.error or "no result came back"), []
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False, "the call's reply was unreadable", []
+    forbidden = [name for name in meta.get("forbidden_called", []) if isinstance(name, str)]
+    try:
+        ok, message = scoring.check_probe(task, probe, args, reference, scoring.Observation(meta, folder))
+    except (KeyError, TypeError, ValueError, OSError) as err:  # a reply of the wrong shape: a wrong answer
+        ok, message = False, f"the call's reply was malformed ({type(err).__name__})"
+    return ok, message, forbidden
+
+
+def _grade_lab(checks, session, exchange, sandbox, limits, code, seed, env, banned) -> tuple[list, dict]:
     tests, flags = [], {}
     cuda = bool(env.get("cuda"))
     for t_index, task in enumerate(checks["tasks"]):
-        banned = static.forbidden_uses(code, task["function"], task["forbidden"])
-        lines = []
-        if banned:
-            flags[task["name"]] = banned
-            for probe in task["probes"]:
-                lines.append((False, probe["name"], probe["points"], f"uses {', '.join(banned)}, which this task does not allow"))
-            tests.append(_entry(task, lines, checks["visibility"], cuda))
-            continue
+        static_hits = static.forbidden_uses(code, task["function"], task["forbidden"])
+        lines, tripped = [], set()
         for p_index, probe in enumerate(task["probes"]):
             if probe["device"] == "cuda" and not cuda:
                 continue  # no GPU on this runner: the line is left out of the score and the maximum
+            if banned or static_hits:
+                why = REFERENCE_MESSAGE if banned else f"uses {', '.join(static_hits)}, which this task does not allow"
+                lines.append((False, probe["name"], probe["points"], why))
+                continue
             rng = np.random.default_rng([seed, t_index, p_index])
             args = generate(probe, rng)
             reference = None if probe["device"] == "meta" else reference_outputs(task["reference"], args)
-            folder = exchange / f"{task['name']}-{p_index}"
-            spec = _write_call(folder, task, probe, args)
-            outcome = session.call("call", task["function"], str(spec), str(folder), timeout=CALL_TIMEOUT)
-            meta_path = folder / "meta.json"
-            if outcome.status in ("timeout", "dead") or not meta_path.exists():
-                why = {"timeout": f"the call did not finish ({outcome.error})", "dead": "the call crashed the kernel"}
-                lines.append((False, probe["name"], probe["points"], why.get(outcome.status, outcome.error or "no result")))
-                continue
-            observation = scoring.Observation(json.loads(meta_path.read_text()), folder)
-            ok, message = scoring.check_probe(task, probe, args, reference, observation)
+            try:
+                ok, message, forbidden = _run_probe(session, exchange, sandbox, limits, task, probe, args, reference)
+            except BudgetExhausted:
+                ok, message, forbidden = False, "not graded: the time budget for this submission ran out", []
+            tripped.update(forbidden)
             lines.append((ok, probe["name"], probe["points"], message))
+        if tripped:  # the tripwire saw a forbidden call, however it was reached: the task scores 0
+            names = sorted(tripped)
+            lines = [(False, label, points, f"called {', '.join(names)}, which this task does not allow") for _, label, points, _ in lines]
+        if static_hits or tripped:
+            flags[task["name"]] = sorted(set(static_hits) | tripped)
         tests.append(_entry(task, lines, checks["visibility"], cuda))
     return tests, {"forbidden_calls": flags} if flags else {}
 
 
-def _grade_notebook(nb, filename: str, checks: dict, cell_timeout: float) -> dict:
+def _grade_notebook(nb, filename: str, checks: dict, sandbox: Sandbox, limits: dict, deadline: float) -> dict:
     code = [c.source for c in nb.cells if c.cell_type == "code"]
     seed = seed_for(code, checks["version"])
+    banned = static.uses_grader_reference(code)
     with tempfile.TemporaryDirectory(prefix="attn-ref-grade-") as tmp:
-        workdir, exchange = Path(tmp) / "run", Path(tmp) / "exchange"
+        tmp = Path(tmp)
+        tmp.chmod(0o711)  # the kernel's user may pass through, not list
+        workdir, exchange = tmp / "run", tmp / "exchange"
         workdir.mkdir()
-        exchange.mkdir()
-        nbformat.write(nb, str(workdir / filename))  # otter.Notebook("<name>.ipynb") looks for it
-        session = NotebookSession(runnable_cells(nb), workdir, cell_timeout)
+        exchange.mkdir(mode=0o711)
+        nbformat.write(nb, str(workdir / filename))  # the run folder holds only the notebook
+        session = None
         try:
-            env, _ = session.read_json("environment", exchange / "environment.json", timeout=CALL_TIMEOUT)
+            session = NotebookSession(runnable_cells(nb), workdir, tmp, sandbox, cell_timeout=limits["cell"],
+                                      notebook_timeout=limits["notebook"], deadline=deadline)
+            env_folder = _call_folder(exchange, "environment", sandbox)
+            try:
+                env, _ = session.read_json("environment", env_folder / "environment.json", timeout=limits["call"])
+            except BudgetExhausted:
+                env = None
             env = env or {}
             if checks["kind"] == "practice":
-                tests, flags = _grade_practice(checks, session, exchange)
+                tests, flags = _grade_practice(checks, session, exchange, sandbox, limits, banned)
             else:
-                tests, flags = _grade_lab(checks, session, exchange, code, seed, env)
+                tests, flags = _grade_lab(checks, session, exchange, sandbox, limits, code, seed, env, banned)
         finally:
-            session.shutdown()
+            ended = session.shutdown() if session is not None else 0
     notes = [f"Graded by attn-ref {attn_ref.__version__} (autograder {checks['version'][:12]})."]
     notes.append("Public checks look at types and shapes; these hidden checks compare values.")
+    if banned:
+        notes.append(REFERENCE_MESSAGE + ".")
     if session.errors:
         notes.append(f"{len(session.errors)} cell(s) raised errors while your notebook ran, for example: {session.errors[0]}")
     return {
@@ -185,7 +242,8 @@ def _grade_notebook(nb, filename: str, checks: dict, cell_timeout: float) -> dic
         "output": "\n".join(notes),
         "tests": tests,
         "extra_data": {"status": "ok", "seed": seed, "kernel": env, "cell_errors": session.errors[:20],
-                       "kernel_restarts": session.restarts, **flags},
+                       "kernel_restarts": session.restarts, "processes_ended": ended,
+                       "integrity_flags": static.integrity_flags(code), **flags},
     }
 
 
@@ -194,6 +252,7 @@ def _write_atomic(path: Path, data: dict) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".results-", suffix=".json")
     with os.fdopen(fd, "w") as f:
         json.dump(data, f, indent=2, ensure_ascii=False)
+    os.chmod(tmp, 0o644)
     os.replace(tmp, path)
 
 
@@ -202,27 +261,42 @@ def results_name(submission_path: str | Path) -> str:
     return (path.stem if path.is_file() else path.name) + ".json"
 
 
-def grade(submission_path, autograder, out_dir=None, results_path=None, cell_timeout: float = CELL_TIMEOUT) -> dict:
-    """Grade one submission; write results to ``results_path`` or ``out_dir/results/<name>.json``."""
+def grade(submission_path, autograder, out_dir=None, results_path=None, *, budget: float = BUDGET,
+          cell_timeout: float = CELL_TIMEOUT, call_timeout: float = CALL_TIMEOUT,
+          notebook_timeout: float = NOTEBOOK_TIMEOUT, sandbox: Sandbox | None = None) -> dict:
+    """Grade one submission; write results to ``results_path`` or ``out_dir/results/<name>.json``.
+
+    Always writes results, also when the submission is unreadable, the kernel cannot start or the
+    budget runs out; only an unusable autograder raises (AutograderError), before anything runs.
+    """
     checks = autograder if isinstance(autograder, dict) else load_autograder(autograder)
+    if sandbox is None:
+        sandbox = Sandbox.configured(None if isinstance(autograder, dict) else autograder)
     start = time.monotonic()
+    limits = {"cell": cell_timeout, "call": call_timeout, "notebook": notebook_timeout}
+    become_subreaper()
     caught = []
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             nb, filename = submission.load(submission_path)
             submission.check_assignment(nb, checks["assignment"])
+            results = _grade_notebook(nb, filename, checks, sandbox, limits, start + budget)
     except submission.SubmissionError as err:
         results = failed_results(checks, str(err))
-    else:
-        results = _grade_notebook(nb, filename, checks, cell_timeout)
+    except KernelStartError as err:
+        results = failed_results(checks, str(err))
+    except Exception as err:  # a grader bug must still leave a results file and a reason
+        traceback.print_exc()
+        results = failed_results(checks, f"internal grader error ({type(err).__name__}: {err}); please tell your TA")
     results["execution_time"] = round(time.monotonic() - start, 2)
     results["extra_data"].update(
         assignment=checks["assignment"],
         autograder_version=checks["version"],
         attn_ref_version=attn_ref.__version__,
-        grader={"python": platform.python_version(), "numpy": np.__version__},
-        warnings=[str(w.message) for w in caught],
+        grader={"python": platform.python_version(), "numpy": np.__version__, "uid": os.geteuid(),
+                "kernel_user": sandbox.user, "kernel_python": sandbox.python},
+        warnings=[str(w.message) for w in caught] + sandbox.warnings,
     )
     if results_path is None:
         results_path = Path(out_dir or ".") / "results" / results_name(submission_path)

@@ -80,17 +80,17 @@ def environment(out_path):
     _write_json(out_path, info)
 
 
-class _ProjectionCounter:
-    """Counts rows multiplied by given weight tensors (matmul/linear/einsum), via a TorchFunctionMode."""
+class _Watch:
+    """A TorchFunctionMode for one call: counts rows multiplied by given weights (the KV-cache probe) and
+    notes forbidden functions however they were reached (an alias saved earlier, a helper, getattr)."""
 
-    def __init__(self, torch, weights):
-        self.torch = torch
-        self.targets = {name: w for name, w in weights.items()}
+    def __init__(self, torch, weights, forbidden):
+        self.torch, self.weights, self.forbidden = torch, weights, set(forbidden)
         self.rows = {name: 0 for name in weights}
+        self.forbidden_called = set()
 
-    def make_mode(self):
-        torch = self.torch
-        counter = self
+    def mode(self):
+        torch, watch = self.torch, self
 
         def storage(t):
             try:
@@ -103,12 +103,15 @@ class _ProjectionCounter:
 
         class Mode(torch.overrides.TorchFunctionMode):
             def __torch_function__(self, func, types, args=(), kwargs=None):
-                tensors = [a for a in args if isinstance(a, torch.Tensor)]
-                if getattr(func, "__name__", "") in MATMULS:
-                    for name, w in counter.targets.items():
+                name = getattr(func, "__name__", "")
+                if name in watch.forbidden:
+                    watch.forbidden_called.add(name)
+                if name in MATMULS:
+                    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+                    for weight_name, w in watch.weights.items():
                         others = [t for t in tensors if not is_weight(t, w)]
                         if others and len(others) < len(tensors):  # w is an operand
-                            counter.rows[name] += others[0].numel() // max(1, w.shape[0])
+                            watch.rows[weight_name] += others[0].numel() // max(1, w.shape[0])
                 return func(*args, **(kwargs or {}))
 
         return Mode()
@@ -154,10 +157,10 @@ def _call(function, spec, out_dir):
             kwargs[arg["name"]] = value
         else:
             args.append(value)
-    counter = None
-    if spec.get("count_projections"):
-        counter = _ProjectionCounter(torch, {n: named[n] for n in spec["count_projections"]})
-        with counter.make_mode():
+    watch = None
+    if torch is not None:
+        watch = _Watch(torch, {n: named[n] for n in spec.get("count_projections", [])}, spec.get("tripwire", []))
+        with watch.mode():
             result = fn(*args, **kwargs)
     else:
         result = fn(*args, **kwargs)
@@ -166,8 +169,9 @@ def _call(function, spec, out_dir):
     meta = {"ok": True, "returned": "tuple" if isinstance(result, (tuple, list)) else "single", "outputs": outputs}
     if spec.get("return_inputs"):
         meta["inputs_after"] = [_save(named[a["name"]], os.path.join(out_dir, f"in{i}.npy")) for i, a in enumerate(spec["args"]) if a["kind"] == "array"]
-    if counter is not None:
-        meta["projected_rows"] = counter.rows
+    if watch is not None:
+        meta["projected_rows"] = watch.rows
+        meta["forbidden_called"] = sorted(watch.forbidden_called)
     return meta
 
 

@@ -45,6 +45,13 @@ def _aliases(trees: list[ast.AST], forbidden: list[str]) -> dict[str, str]:
                     for banned in forbidden:
                         if alias.name == banned or alias.name.startswith(banned + "."):
                             found[(alias.asname or alias.name).split(".")[0]] = banned
+    for tree in trees:  # `fast = F.scaled_dot_product_attention` binds an alias too
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign):
+                hits = _hits(node.value, forbidden, found, set())
+                for target in node.targets:
+                    if isinstance(target, ast.Name) and hits:
+                        found[target.id] = sorted(hits)[0]
     return found
 
 
@@ -90,3 +97,81 @@ def forbidden_uses(code_cells: list[str], function: str, forbidden: list[str]) -
         hits |= _hits(defs[name], forbidden, aliases, set(defs))
         todo.extend(_called_names(defs[name]) & set(defs))
     return sorted(hits)
+
+
+# What a TA should see: code that reaches for the grader's files, patches comparisons or otter, or
+# writes results. Flags only; the grading itself does not depend on any of it.
+SUSPICIOUS_STRINGS = {
+    "/autograder": "refers to the autograder's folder",
+    "checks.json": "refers to the hidden checks file",
+    "results.json": "refers to a results file",
+    ".OTTER_LOG": "refers to otter's log",
+    "otter_config": "refers to otter's configuration",
+    "tests/": "refers to a tests folder",
+}
+DYNAMIC_IMPORTS = {"__import__", "import_module", "exec", "eval", "compile"}
+PATCHED_MODULES = {"np", "numpy", "torch", "otter", "math", "builtins", "json"}
+
+
+def _dotted(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def integrity_flags(code_cells: list[str]) -> list[str]:
+    """Plain-language flags, each with the code cell it was found in."""
+    flags = []
+    for number, source in enumerate(code_cells, start=1):
+        try:
+            tree = ast.parse(python_source(source))
+        except SyntaxError:
+            continue
+        found = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                found.update(why for needle, why in SUSPICIOUS_STRINGS.items() if needle in node.value)
+            elif isinstance(node, (ast.Assign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    name = _dotted(target)
+                    if isinstance(target, ast.Attribute) and name.split(".")[0] in PATCHED_MODULES:
+                        found.add(f"replaces {name}")
+            elif isinstance(node, ast.Call) and _dotted(node.func) == "setattr" and node.args:
+                if _dotted(node.args[0]).split(".")[0] in PATCHED_MODULES:
+                    found.add(f"calls setattr on {_dotted(node.args[0])}")
+            elif isinstance(node, ast.FunctionDef) and node.name in ("__eq__", "__float__", "__bool__", "__index__"):
+                found.add(f"defines {node.name} (a value that may lie about itself)")
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+                if any(n.split(".")[0] == "attn_ref" for n in names):
+                    found.add("imports attn_ref (the grader's reference)")
+        flags += [f"code cell {number}: {why}" for why in sorted(found)]
+    return flags
+
+
+def uses_grader_reference(code_cells: list[str]) -> bool:
+    """Any mention of attn_ref: a submission that reaches for the answer key scores 0 on what it grades."""
+    for source in code_cells:
+        try:
+            tree = ast.parse(python_source(source))
+        except SyntaxError:
+            if "attn_ref" in source:
+                return True
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and node.id == "attn_ref":
+                return True
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+                if any(n.split(".")[0] == "attn_ref" for n in names):
+                    return True
+            if isinstance(node, ast.Call) and _dotted(node.func).split(".")[-1] in DYNAMIC_IMPORTS:
+                strings = [a.value for a in ast.walk(node) if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+                if any("attn_ref" in text or "attn" in text and "ref" in text for text in strings):
+                    return True
+    return False

@@ -28,15 +28,18 @@ def test_autograder_zip_contents(release):
     out, _ = release
     with zipfile.ZipFile(out / "autograder" / "lab-autograder.zip") as archive:
         names = set(archive.namelist())
-        assert {"setup.sh", "run_autograder", "requirements.txt", "checks.json", "attn_ref/grade/core.py"} <= names
+        assert {"setup.sh", "run_autograder", "requirements-grader.txt", "requirements-student.txt", "checks.json",
+                "attn_ref/grade/core.py"} <= names
         assert not any(n.startswith("attn_ref/release") for n in names)  # the builder stays home
         assert archive.getinfo("run_autograder").external_attr >> 16 & 0o111
         setup = archive.read("setup.sh").decode()
-        requirements = archive.read("requirements.txt").decode()
-    assert "Miniforge" not in setup and "playwright" not in setup.lower()
-    assert "download.pytorch.org/whl/cpu" in requirements
-    assert re.search(r"^torch<2\.14,>=2\.3$|^torch>=2\.3,<2\.14$", requirements, re.M), requirements
-    assert "otter-grader[grading]==7.0.0" in requirements
+        student = archive.read("requirements-student.txt").decode()
+        grader = archive.read("requirements-grader.txt").decode()
+    assert "Miniforge" not in setup and "playwright" not in setup.lower() and "conda" not in setup
+    assert "download.pytorch.org/whl/cpu" in setup
+    assert re.search(r"^torch<2\.14,>=2\.3$|^torch>=2\.3,<2\.14$", student, re.M), student
+    assert "otter-grader[grading]==7.0.0" in student
+    assert "torch" not in grader and "otter" not in grader and "jupyter_client" in grader  # the grader never imports torch
 
 
 def test_gpu_zip_has_cuda_probes_and_cuda_torch(tmp_path):
@@ -46,7 +49,7 @@ def test_gpu_zip_has_cuda_probes_and_cuda_torch(tmp_path):
     assert path.name == "lab-autograder-gpu.zip"
     with zipfile.ZipFile(path) as archive:
         checks = json.loads(archive.read("checks.json"))
-        assert "whl/cpu" not in archive.read("requirements.txt").decode()
+        assert "whl/cpu" not in archive.read("setup.sh").decode()
     cuda = [p["name"] for t in checks["tasks"] for p in t["probes"] if p["device"] == "cuda"]
     assert len(cuda) == 3 and all(name.startswith("on CUDA") for name in cuda)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -23,22 +24,52 @@ ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed timestamps: the same sources give the 
 CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
 
 SETUP_SH = """#!/usr/bin/env bash
-# Gradescope runs this once, as root, when it builds the autograder image.
+# Gradescope runs this once, as root, when it builds the autograder image. It makes two environments:
+# the grader's (attn_ref's needs, no torch; root only) and the students' (numpy, torch, otter; no
+# attn_ref, no checks), an unprivileged user for the kernel, and makes the autograder's files root-only.
 set -euo pipefail
-cd /autograder/source
-if ! python3 -m pip --version >/dev/null 2>&1; then
-    apt-get update -qq && apt-get install -y -qq python3-pip >/dev/null
+SOURCE="${AUTOGRADER_ROOT:-/autograder}/source"
+PREFIX="${ATTN_REF_PREFIX:-/opt/attn-ref}"
+KERNEL_USER="${ATTN_REF_KERNEL_USER:-attnref-kernel}"
+TORCH_INDEX="${ATTN_REF_TORCH_INDEX-__TORCH_INDEX__}"
+PYTHON3="${ATTN_REF_PYTHON:-python3}"  # an interpreter the kernel's user can run too
+if ! "$PYTHON3" -c "import ensurepip, venv" >/dev/null 2>&1; then
+    apt-get update -qq && apt-get install -y -qq python3-venv python3-pip >/dev/null
 fi
-python3 -m pip install --no-cache-dir -r requirements.txt
+"$PYTHON3" -m venv "$PREFIX/grader"
+"$PREFIX/grader/bin/python" -m pip install -q --no-cache-dir -r "$SOURCE/requirements-grader.txt"
+"$PYTHON3" -m venv "$PREFIX/student"
+"$PREFIX/student/bin/python" -m pip install -q --no-cache-dir ${TORCH_INDEX:+--extra-index-url "$TORCH_INDEX"} \\
+    -r "$SOURCE/requirements-student.txt"
+id -u "$KERNEL_USER" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$KERNEL_USER"
+printf '{"kernel_python": "%s", "kernel_user": "%s"}\\n' "$PREFIX/student/bin/python" "$KERNEL_USER" > "$SOURCE/sandbox.json"
+chmod 755 "$PREFIX"
+chmod -R go-rwx "$PREFIX/grader" "$SOURCE"
+chmod -R a+rX "$PREFIX/student"
 """
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
-# Gradescope runs this for every submission; it always leaves results/results.json behind.
+# Gradescope runs this for every submission. It always leaves results/results.json behind.
 ROOT="${AUTOGRADER_ROOT:-/autograder}"
-export PYTHONPATH="$ROOT/source${PYTHONPATH:+:$PYTHONPATH}"
-exec "${AUTOGRADER_PYTHON:-python3}" -m attn_ref grade "$ROOT/submission" \\
-    --autograder "$ROOT/source" --results "$ROOT/results/results.json"
+PREFIX="${ATTN_REF_PREFIX:-/opt/attn-ref}"
+PYTHON="${AUTOGRADER_PYTHON:-$PREFIX/grader/bin/python}"
+[ -x "$PYTHON" ] || PYTHON=python3
+RESULTS="$ROOT/results/results.json"
+rm -f "$RESULTS"
+chmod 700 "$ROOT/submission" 2>/dev/null || true
+PYTHONPATH="$ROOT/source" "$PYTHON" -m attn_ref grade "$ROOT/submission" \\
+    --autograder "$ROOT/source" --results "$RESULTS"
+status=$?
+if [ ! -s "$RESULTS" ]; then  # the grader itself failed to start: say so, score 0
+    mkdir -p "$ROOT/results"
+    printf '{"score": 0, "output": "The autograder failed before grading (exit %s). Please tell your TA.", "extra_data": {"status": "error: grader did not start"}}\\n' "$status" > "$RESULTS"
+fi
+exit 0
 """
+
+# Which of the project's pinned requirements each environment gets (pins come from pyproject.toml).
+GRADER_PACKAGES = {"numpy", "array-api-compat", "nbformat", "jupyter-client", "ipython", "psutil"}
+STUDENT_PACKAGES = {"numpy", "torch", "ipykernel", "otter-grader", "matplotlib"}
 
 
 @dataclass
@@ -52,11 +83,14 @@ class Built:
     seconds_total: float
 
 
-def requirements(runner: str) -> str:
-    """The project's own runtime pins (one source: its package metadata), for setup.sh."""
-    reqs = [r for r in metadata.requires("attn-ref") or [] if "extra ==" not in r]
-    lines = [f"--extra-index-url {CPU_TORCH_INDEX}"] if runner == "cpu" else []
-    return "\n".join(lines + sorted(reqs)) + "\n"
+def requirements(packages: set[str]) -> str:
+    """The project's own runtime pins for these packages (one source: the package metadata)."""
+    pins = []
+    for requirement in metadata.requires("attn-ref") or []:
+        name = re.match(r"[A-Za-z0-9_.-]+", requirement).group(0)
+        if "extra ==" not in requirement and re.sub(r"[_.]", "-", name).lower() in packages:
+            pins.append(requirement)
+    return "\n".join(sorted(pins)) + "\n"
 
 
 def _zip(path: Path, files: dict[str, bytes], executable: set[str]) -> None:
@@ -85,8 +119,9 @@ def autograder_zip(name: str, runner: str, out: Path) -> Path:
     checks = with_version(CHECKS[name](runner))
     files = {
         "checks.json": json.dumps(checks, indent=1, sort_keys=True).encode(),
-        "requirements.txt": requirements(runner).encode(),
-        "setup.sh": SETUP_SH.encode(),
+        "requirements-grader.txt": requirements(GRADER_PACKAGES).encode(),
+        "requirements-student.txt": requirements(STUDENT_PACKAGES).encode(),
+        "setup.sh": SETUP_SH.replace("__TORCH_INDEX__", CPU_TORCH_INDEX if runner == "cpu" else "").encode(),
         "run_autograder": RUN_AUTOGRADER.encode(),
         **_grader_sources(),
     }

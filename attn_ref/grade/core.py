@@ -178,12 +178,13 @@ def _grade_lab(checks, session, exchange, sandbox, limits, code, seed, env, bann
     cuda = bool(env.get("cuda"))
     for t_index, task in enumerate(checks["tasks"]):
         static_hits = static.forbidden_uses(code, task["function"], task["forbidden"])
-        lines, tripped = [], set()
+        lines, tripped, hung = [], set(), False
         for p_index, probe in enumerate(task["probes"]):
             if probe["device"] == "cuda" and not cuda:
                 continue  # no GPU on this runner: the line is left out of the score and the maximum
-            if banned or static_hits:
+            if banned or static_hits or hung:
                 why = REFERENCE_MESSAGE if banned else f"uses {', '.join(static_hits)}, which this task does not allow"
+                why = "not run: an earlier probe of this task did not finish" if hung else why
                 lines.append((False, probe["name"], probe["points"], why))
                 continue
             rng = np.random.default_rng([seed, t_index, p_index])
@@ -194,6 +195,7 @@ def _grade_lab(checks, session, exchange, sandbox, limits, code, seed, env, bann
             except BudgetExhausted:
                 ok, message, forbidden = False, "not graded: the time budget for this submission ran out", []
             tripped.update(forbidden)
+            hung = message.startswith("the call did not finish")  # spare the budget for the other tasks
             lines.append((ok, probe["name"], probe["points"], message))
         if tripped:  # the tripwire saw a forbidden call, however it was reached: the task scores 0
             names = sorted(tripped)

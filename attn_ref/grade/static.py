@@ -123,9 +123,19 @@ def _dotted(node: ast.AST) -> str:
     return ".".join(reversed(parts))
 
 
+def _imported_names(trees: list[ast.AST]) -> set[str]:
+    names = set()
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return names
+
+
 def integrity_flags(code_cells: list[str]) -> list[str]:
     """Plain-language flags, each with the code cell it was found in."""
     flags = []
+    patched = PATCHED_MODULES | _imported_names(_parse_cells(code_cells))
     for number, source in enumerate(code_cells, start=1):
         try:
             tree = ast.parse(python_source(source))
@@ -139,10 +149,10 @@ def integrity_flags(code_cells: list[str]) -> list[str]:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for target in targets:
                     name = _dotted(target)
-                    if isinstance(target, ast.Attribute) and name.split(".")[0] in PATCHED_MODULES:
+                    if isinstance(target, ast.Attribute) and name.split(".")[0] in patched:
                         found.add(f"replaces {name}")
             elif isinstance(node, ast.Call) and _dotted(node.func) == "setattr" and node.args:
-                if _dotted(node.args[0]).split(".")[0] in PATCHED_MODULES:
+                if _dotted(node.args[0]).split(".")[0] in patched:
                     found.add(f"calls setattr on {_dotted(node.args[0])}")
             elif isinstance(node, ast.FunctionDef) and node.name in ("__eq__", "__float__", "__bool__", "__index__"):
                 found.add(f"defines {node.name} (a value that may lie about itself)")
@@ -172,6 +182,7 @@ def uses_grader_reference(code_cells: list[str]) -> bool:
                     return True
             if isinstance(node, ast.Call) and _dotted(node.func).split(".")[-1] in DYNAMIC_IMPORTS:
                 strings = [a.value for a in ast.walk(node) if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-                if any("attn_ref" in text or "attn" in text and "ref" in text for text in strings):
+                joined = "".join(strings)
+                if "attn" in joined and "ref" in joined:  # __import__("attn" + "_ref")
                     return True
     return False

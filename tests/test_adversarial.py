@@ -423,7 +423,7 @@ def test_non_root_grader_runs_the_kernel_as_itself(release, gradescope, tmp_path
         subprocess.run(["chmod", "-R", "a+rwX", str(work)], check=True)
         env = {"PATH": "/usr/bin:/bin", "HOME": str(work), "PYTHONPATH": f"{work}/src:{work}/extra"}
         for notebook_path, expected in (("solutions/lab/lab.ipynb", 80), ("assignments/lab/lab.ipynb", 0)):
-            cmd = ["runuser", "-u", KERNEL_USER, "--", student_python, "-m", "attn_ref", "grade", str(work / notebook_path),
+            cmd = [shutil.which("runuser") or "/usr/sbin/runuser", "-u", KERNEL_USER, "--", student_python, "-m", "attn_ref", "grade", str(work / notebook_path),
                    "--autograder", str(work / "autograder/lab-autograder.zip"), "--out", str(work / "graded")]
             done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
             assert done.returncode == 0, done.stderr[-2000:]

@@ -152,7 +152,7 @@ def _write_call(folder: Path, task: dict, probe: dict, args: list[Arg]) -> Path:
     return folder / "spec.json"
 
 
-def _run_probe(session, exchange, sandbox, limits, task, probe, args, reference) -> tuple[bool, str, list]:
+def _run_probe(session, exchange, sandbox, limits, task, probe, args, reference, stats) -> tuple[bool, str, list]:
     """One call of the student's function, then the trusted comparison; (passed, message, forbidden)."""
     folder = _call_folder(exchange, task["name"], sandbox)
     spec = _write_call(folder, task, probe, args)
@@ -167,14 +167,14 @@ def _run_probe(session, exchange, sandbox, limits, task, probe, args, reference)
         return False, "the call's reply was unreadable", []
     forbidden = [name for name in meta.get("forbidden_called", []) if isinstance(name, str)]
     try:
-        ok, message = scoring.check_probe(task, probe, args, reference, scoring.Observation(meta, folder))
+        ok, message = scoring.check_probe(task, probe, args, reference, scoring.Observation(meta, folder), stats)
     except (KeyError, TypeError, ValueError, OSError) as err:  # a reply of the wrong shape: a wrong answer
         ok, message = False, f"the call's reply was malformed ({type(err).__name__})"
     return ok, message, forbidden
 
 
 def _grade_lab(checks, session, exchange, sandbox, limits, code, seed, env, banned) -> tuple[list, dict]:
-    tests, flags = [], {}
+    tests, flags, report = [], {}, []
     cuda = bool(env.get("cuda"))
     for t_index, task in enumerate(checks["tasks"]):
         static_hits = static.forbidden_uses(code, task["function"], task["forbidden"])
@@ -190,10 +190,13 @@ def _grade_lab(checks, session, exchange, sandbox, limits, code, seed, env, bann
             rng = np.random.default_rng([seed, t_index, p_index])
             args = generate(probe, rng)
             reference = None if probe["device"] == "meta" else reference_outputs(task["reference"], args)
+            stats = {}
             try:
-                ok, message, forbidden = _run_probe(session, exchange, sandbox, limits, task, probe, args, reference)
+                ok, message, forbidden = _run_probe(session, exchange, sandbox, limits, task, probe, args, reference, stats)
             except BudgetExhausted:
                 ok, message, forbidden = False, "not graded: the time budget for this submission ran out", []
+            report.append({"task": task["name"], "probe": probe["name"], "device": probe["device"], "dtype": probe["dtype"],
+                           "passed": ok, "max_error": stats.get("max_error")})
             tripped.update(forbidden)
             hung = message.startswith("the call did not finish")  # spare the budget for the other tasks
             lines.append((ok, probe["name"], probe["points"], message))
@@ -203,7 +206,7 @@ def _grade_lab(checks, session, exchange, sandbox, limits, code, seed, env, bann
         if static_hits or tripped:
             flags[task["name"]] = sorted(set(static_hits) | tripped)
         tests.append(_entry(task, lines, checks["visibility"], cuda))
-    return tests, {"forbidden_calls": flags} if flags else {}
+    return tests, {"probes": report, **({"forbidden_calls": flags} if flags else {})}
 
 
 def _grade_notebook(nb, filename: str, checks: dict, sandbox: Sandbox, limits: dict, deadline: float) -> dict:

@@ -93,7 +93,9 @@ def _output_value(desc: dict, obs: Observation):
     return None, f"returned {desc.get('type', 'an unsupported object')}"
 
 
-def check_probe(task: dict, probe: dict, sent: list, reference: list | None, obs: Observation) -> tuple[bool, str]:
+def check_probe(task: dict, probe: dict, sent: list, reference: list | None, obs: Observation,
+                stats: dict | None = None) -> tuple[bool, str]:
+    """(passed, message) for one probe; ``stats`` receives the largest difference from the reference."""
     meta = obs.meta
     if not meta.get("ok"):
         return False, meta.get("error", "the call failed")
@@ -105,7 +107,8 @@ def check_probe(task: dict, probe: dict, sent: list, reference: list | None, obs
         return False, f"expected a tuple ({', '.join(names)})"
     outputs = outputs[: len(names)]
     for check in probe["checks"]:
-        ok, message = CHECKS[check](task=task, probe=probe, sent=sent, reference=reference, outputs=outputs, names=names, obs=obs)
+        ok, message = CHECKS[check](task=task, probe=probe, sent=sent, reference=reference, outputs=outputs,
+                                    names=names, obs=obs, stats=stats if stats is not None else {})
         if not ok:
             return False, message
     return True, ""
@@ -119,7 +122,7 @@ def _kind_ok(task, desc, name):
     return False, f"{name} is {got}; expected {'a torch tensor' if want == 'tensor' else 'a NumPy array'}"
 
 
-def _matches_reference(task, probe, reference, outputs, names, obs, **_):
+def _matches_reference(task, probe, reference, outputs, names, obs, stats, **_):
     for name, desc, ref in zip(names, outputs, reference):
         ref = np.asarray(ref)
         ok, message = _kind_ok(task, desc, name) if ref.ndim else (True, "")
@@ -142,6 +145,7 @@ def _matches_reference(task, probe, reference, outputs, names, obs, **_):
         rtol, atol = TOLERANCES[key]
         rtol, atol = probe["options"].get("rtol", rtol), probe["options"].get("atol", atol)
         diff = np.abs(got - ref)
+        stats["max_error"] = max(stats.get("max_error", 0.0), float(diff.max()) if diff.size else 0.0)
         if not np.all(diff <= atol + rtol * np.abs(ref)):
             return False, f"{name} differs from the reference: {_where(diff)}"
     return True, ""

@@ -46,14 +46,26 @@ def _build(args) -> int:
 
 
 def _grade(args) -> int:
+    from pathlib import Path
+
     from .grade import AutograderError, grade
+    from .grade.batch import grade_batch, is_batch, summary_lines
     from .grade.sandbox import Sandbox
 
+    limits = dict(cell_timeout=args.cell_timeout, call_timeout=args.call_timeout)
     try:
         sandbox = Sandbox.configured(args.autograder, python=args.kernel_python, user=args.kernel_user)
+        if args.results is None and is_batch(Path(args.submission)):
+            report = grade_batch(args.submission, args.autograder, args.out, jobs=args.jobs, budget=args.timeout,
+                                 force=args.force, sandbox=sandbox, progress=sys.stderr.isatty(), **limits)
+            print(f"{report.total} submissions: {report.graded} graded, {report.skipped} unchanged since the last run")
+            print(f"gradebook: {Path(args.out) / 'grades.csv'}")
+            from .grade.core import load_autograder
+
+            print("\n".join(summary_lines(report.rows, load_autograder(args.autograder))))
+            return 0
         results = grade(args.submission, args.autograder, out_dir=args.out, results_path=args.results,
-                        budget=args.budget, cell_timeout=args.cell_timeout, call_timeout=args.call_timeout,
-                        sandbox=sandbox)
+                        budget=args.timeout, sandbox=sandbox, **limits)
     except AutograderError as err:
         print(f"attn-ref grade: {err}", file=sys.stderr)
         return 2
@@ -77,11 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
     build.set_defaults(run=_build)
 
     grade = verbs.add_parser("grade", help="grade a submission against an autograder zip")
-    grade.add_argument("submission", help="a .ipynb, the .zip from grader.export(), or a folder holding one")
+    grade.add_argument("submission", help="a .ipynb or grader.export() zip; a folder of them; or a Gradescope export (zip or folder)")
     grade.add_argument("--autograder", required=True, help="autograder/<name>-autograder.zip (or its unpacked folder)")
     grade.add_argument("--out", default=".", help="results go to OUT/results/<submission>.json")
     grade.add_argument("--results", help="write results to exactly this file instead (Gradescope)")
-    grade.add_argument("--budget", type=float, default=480.0, help="seconds for the whole submission (default 8 min)")
+    grade.add_argument("--timeout", "--budget", type=float, default=480.0, help="seconds for one whole submission (default 8 min)")
+    grade.add_argument("--jobs", type=int, default=None, help="submissions graded at once (default: every core)")
+    grade.add_argument("--force", action="store_true", help="regrade submissions already graded with this autograder")
     grade.add_argument("--cell-timeout", type=float, default=120.0, help="seconds one notebook cell may run")
     grade.add_argument("--call-timeout", type=float, default=30.0, help="seconds one call of a student function may run")
     grade.add_argument("--kernel-python", help="interpreter of the students' environment (default: this one)")

@@ -242,11 +242,14 @@ def _grade_notebook(nb, filename: str, checks: dict, sandbox: Sandbox, limits: d
         notes.append(REFERENCE_MESSAGE + ".")
     if session.errors:
         notes.append(f"{len(session.errors)} cell(s) raised errors while your notebook ran, for example: {session.errors[0]}")
+    messages = [t["output"] for t in tests] + session.errors
+    timed_out = any("time budget" in m or "did not finish" in m or "stopped after" in m or "ran out of time" in m
+                    for m in messages)
     return {
         "score": round(sum(t["score"] for t in tests), 6),
         "output": "\n".join(notes),
         "tests": tests,
-        "extra_data": {"status": "ok", "seed": seed, "kernel": env, "cell_errors": session.errors[:20],
+        "extra_data": {"status": "timeout" if timed_out else "ok", "seed": seed, "kernel": env, "cell_errors": session.errors[:20],
                        "kernel_restarts": session.restarts, "processes_ended": ended,
                        "integrity_flags": static.integrity_flags(code), **flags},
     }
@@ -268,7 +271,7 @@ def results_name(submission_path: str | Path) -> str:
 
 def grade(submission_path, autograder, out_dir=None, results_path=None, *, budget: float = BUDGET,
           cell_timeout: float = CELL_TIMEOUT, call_timeout: float = CALL_TIMEOUT,
-          notebook_timeout: float = NOTEBOOK_TIMEOUT, sandbox: Sandbox | None = None) -> dict:
+          notebook_timeout: float = NOTEBOOK_TIMEOUT, sandbox: Sandbox | None = None, write: bool = True) -> dict:
     """Grade one submission; write results to ``results_path`` or ``out_dir/results/<name>.json``.
 
     Always writes results, also when the submission is unreadable, the kernel cannot start or the
@@ -303,7 +306,8 @@ def grade(submission_path, autograder, out_dir=None, results_path=None, *, budge
                 "kernel_user": sandbox.user, "kernel_python": sandbox.python},
         warnings=[str(w.message) for w in caught] + sandbox.warnings,
     )
-    if results_path is None:
-        results_path = Path(out_dir or ".") / "results" / results_name(submission_path)
-    _write_atomic(Path(results_path), results)
+    if write:
+        if results_path is None:
+            results_path = Path(out_dir or ".") / "results" / results_name(submission_path)
+        _write_atomic(Path(results_path), results)
     return results

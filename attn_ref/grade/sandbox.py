@@ -45,6 +45,7 @@ class Sandbox:
     max_processes: int = 64  # for a dedicated user; a shared user gets its current count on top
     file_size_bytes: int = 256 << 20
     cpu_seconds: int = 900
+    exclusive: bool = True  # one submission at a time: every process of a dedicated user may be ended
     warnings: list[str] = field(default_factory=list)
 
     @classmethod

@@ -131,5 +131,5 @@ class NotebookSession:
         try:
             self.kernel.close()
         finally:
-            ended = end_processes(self._before, self.sandbox.user)
+            ended = end_processes(self._before, self.sandbox.user if self.sandbox.exclusive else None)
         return ended

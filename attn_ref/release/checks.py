@@ -34,7 +34,13 @@ def practice_checks() -> dict:
         }
         for q in practice.QUESTIONS
     ]
-    return {"kind": "practice", "assignment": "practice", "visibility": VISIBILITY["practice"], "questions": questions}
+    written = [
+        {"name": f"{q.name}_written", "question": q.name, "title": q.title, "prompt": q.written_prompt}
+        for q in practice.QUESTIONS
+        if q.written_prompt
+    ]
+    return {"kind": "practice", "assignment": "practice", "visibility": VISIBILITY["practice"], "questions": questions,
+            "written": written}
 
 
 def _optional_parameters(starter: str, function: str) -> set[str]:

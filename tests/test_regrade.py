@@ -1,0 +1,246 @@
+"""A class regraded end to end: correct, partly wrong, blank, mangled and hostile submissions."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+from attn_ref.grade.batch import grade_batch
+from conftest import edit_notebook
+from test_grading import WRONG_PRACTICE
+
+LIMITS = dict(cell_timeout=10, call_timeout=8, notebook_timeout=40)
+
+
+def _nb(release, kind):
+    out, _ = release
+    folder = "solutions" if kind == "solution" else "assignments"
+    return nbformat.read(str(out / folder / "practice" / "practice.ipynb"), as_version=4)
+
+
+def _signed(nb, who: str):
+    """A copy with the student's own note in it, so every submission's content differs."""
+    nb = copy.deepcopy(nb)
+    nb.cells.append(nbformat.v4.new_markdown_cell(f"Submitted by {who}."))
+    return nb
+
+
+def _with(nb, source: str):
+    nb = copy.deepcopy(nb)
+    nb.cells.append(nbformat.v4.new_code_cell(source))
+    return nb
+
+
+def build_class(release, folder: Path) -> dict[str, tuple[float, str]]:
+    """Write 32 submissions; return {name: (expected total, expected status prefix)}."""
+    out, _ = release
+    solution, blank = _nb(release, "solution"), _nb(release, "blank")
+    expected = {}
+
+    def put(name, nb, total, status="ok"):
+        nbformat.write(nb, str(folder / f"{name}.ipynb"))
+        expected[name] = (total, status)
+
+    for i in range(8):
+        put(f"correct_{i}", _signed(solution, f"student {i}"), 23)
+    for i, (marker, (source, _, points)) in enumerate(WRONG_PRACTICE.items()):
+        if i < 8:
+            put(f"partly_wrong_{i}", edit_notebook(out / "solutions/practice/practice.ipynb", {marker: source}), 23 - points)
+    for i in range(4):
+        put(f"blank_{i}", _signed(blank, f"blank {i}"), 0)
+    # mangled
+    (folder / "corrupt.ipynb").write_text('{"cells": [ this is not json')
+    expected["corrupt"] = (0, "error: corrupt.ipynb is not a readable")
+    other_kernel = _signed(solution, "kernel")
+    other_kernel.metadata["kernelspec"]["name"] = "ir"
+    put("other_kernel", other_kernel, 23)
+    unnamed = _signed(solution, "unnamed")
+    del unnamed.metadata["otter"]["assignment_name"]
+    put("no_assignment_name", unnamed, 0, "error: this notebook has no assignment name")
+    wrong_name = _signed(solution, "wrong")
+    wrong_name.metadata["otter"]["assignment_name"] = "lab"
+    put("wrong_assignment", wrong_name, 0, "error: this notebook is for the assignment 'lab'")
+    put("final_v2_REALLY_final", _signed(solution, "renamed"), 23)
+    deleted = _signed(solution, "deleted")
+    deleted.cells = [c for c in deleted.cells if "q4_scores_T8 =" not in c.source]
+    put("deleted_cells", deleted, 20)
+    duplicated = _signed(solution, "dup")
+    copies = copy.deepcopy(duplicated.cells[5:15])
+    for i, cell in enumerate(copies):
+        cell["id"] = f"copy-{i}"
+    duplicated.cells = duplicated.cells + copies
+    put("duplicated_cells", duplicated, 23)
+    (folder / "empty_folder").mkdir()
+    expected["empty_folder"] = (0, "error: no notebook")
+    with zipfile.ZipFile(folder / "two_notebooks.zip", "w") as archive:
+        archive.writestr("a.ipynb", nbformat.writes(solution))
+        archive.writestr("b.ipynb", nbformat.writes(blank))
+    expected["two_notebooks"] = (0, "error: several notebooks")
+    with zipfile.ZipFile(folder / "no_notebook.zip", "w") as archive:
+        archive.writestr("notes.txt", "forgot the notebook")
+    expected["no_notebook"] = (0, "error: no notebook")
+    with zipfile.ZipFile(folder / "exported.zip", "w") as archive:
+        archive.writestr("practice.ipynb", nbformat.writes(_signed(solution, "export")))
+        archive.writestr(".OTTER_LOG", b"\x80\x04junk")
+    expected["exported"] = (23, "ok")
+    # hostile
+    put("kernel_dies", _with(_signed(solution, "dies"), "import os\nos._exit(1)"), 23)
+    put("infinite_loop", _with(_signed(solution, "loop"), "while True:\n    pass"), 23, "timeout")
+    put("fills_memory", _with(_signed(solution, "mem"), "import numpy as np\nhog = np.ones(6 * 10**8)"), 23)
+    put("fills_disk", _with(_signed(solution, "disk"), "with open('big.bin', 'wb') as f:\n    f.write(b'0' * (300 << 20))"), 23)
+    put("reads_the_key", _with(blank, "from attn_ref.answers import ANSWERS\nglobals().update(ANSWERS)"), 0)
+    return expected
+
+
+@pytest.fixture(scope="module")
+def graded_class(release, tmp_path_factory):
+    out, _ = release
+    folder = tmp_path_factory.mktemp("class")
+    expected = build_class(release, folder)
+    assert len(expected) >= 30
+    gradebook = tmp_path_factory.mktemp("gradebook")
+    zip_path = out / "autograder" / "practice-autograder.zip"
+    start = time.perf_counter()
+    report = grade_batch(folder, zip_path, gradebook, jobs=2, budget=90, progress=False, **LIMITS)
+    return folder, gradebook, expected, report, time.perf_counter() - start, zip_path
+
+
+def read_csv(path: Path) -> list[dict]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_every_score_and_status(graded_class):
+    _, gradebook, expected, report, _, _ = graded_class
+    rows = {r["name"]: r for r in read_csv(gradebook / "grades.csv")}
+    assert set(rows) == set(expected) and report.graded == len(expected)
+    wrong = {name: (rows[name]["total"], rows[name]["status"]) for name, (total, status) in expected.items()
+             if float(rows[name]["total"]) != total or not rows[name]["status"].startswith(status)}
+    assert not wrong, wrong
+    header = list(read_csv(gradebook / "grades.csv")[0])
+    assert header == ["name", "sid", "email", "submission", *[f"q{i}" for i in range(1, 12)], "total", "status"]
+    for name in expected:
+        results = json.loads((gradebook / "results" / f"{name}.json").read_text())
+        assert {"score", "tests", "execution_time", "extra_data"} <= set(results)
+
+
+def test_written_answers_and_summary(graded_class):
+    _, gradebook, expected, _, _, _ = graded_class
+    pages = sorted(p.name for p in (gradebook / "written").iterdir())
+    assert pages == ["q1.html", "q11.html", "q2.html", "q3.html", "q6.html", "q7.html"]
+    q3 = (gradebook / "written" / "q3.html").read_text()
+    assert q3.count('class="answer"') == len(expected)
+    assert "h_t had to hold everything" in q3 and "(no answer)" in q3
+    assert (gradebook / "summary.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_rerun_regrades_nothing(graded_class):
+    folder, gradebook, expected, _, _, zip_path = graded_class
+    before = {p.name: p.stat().st_mtime_ns for p in (gradebook / "results").iterdir()}
+    report = grade_batch(folder, zip_path, gradebook, jobs=2, progress=False, **LIMITS)
+    assert report.graded == 0 and report.skipped == len(expected)
+    assert {p.name: p.stat().st_mtime_ns for p in (gradebook / "results").iterdir()} == before
+
+
+def _cli(*args, **kwargs):
+    return [sys.executable, "-m", "attn_ref", "grade", *map(str, args)]
+
+
+def test_a_killed_run_resumes_to_the_same_gradebook(graded_class, tmp_path):
+    folder, gradebook, _, _, _, zip_path = graded_class
+    subset = tmp_path / "subset"
+    subset.mkdir()
+    names = sorted(p.name for p in folder.glob("correct_*.ipynb")) + sorted(p.name for p in folder.glob("partly_wrong_*.ipynb"))[:4]
+    for name in names:
+        shutil.copy(folder / name, subset / name)
+    out = tmp_path / "out"
+    run = subprocess.Popen(_cli(subset, "--autograder", zip_path, "--out", out, "--jobs", "2"), start_new_session=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and len(list((out / "results").glob("*.json"))) < 3:
+        time.sleep(0.2)
+    os.killpg(run.pid, signal.SIGKILL)  # no chance to clean up, as when a laptop lid closes
+    run.wait()
+    done_before = len(list((out / "results").glob("*.json")))
+    assert 3 <= done_before < len(names)
+    resumed = subprocess.run(_cli(subset, "--autograder", zip_path, "--out", out, "--jobs", "2"), capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{len(names) - done_before} graded" in resumed.stdout or f"{len(names) - done_before + 1} graded" in resumed.stdout
+    full = {r["name"]: (r["total"], r["status"]) for r in read_csv(gradebook / "grades.csv")}
+    again = {r["name"]: (r["total"], r["status"]) for r in read_csv(out / "grades.csv")}
+    assert again == {Path(n).stem: full[Path(n).stem] for n in names}
+
+
+def test_gradescope_export_with_names(release, tmp_path):
+    out, _ = release
+    export = tmp_path / "assignment_123_export"
+    export.mkdir()
+    metadata = {
+        "submission_1001": {":submitters": [{":name": "Ada Lovelace", ":sid": "A001", ":email": "ada@example.edu"}], ":score": 0.0},
+        "submission_1002": {":submitters": [{":name": "Alan Turing", ":sid": "A002", ":email": "alan@example.edu"},
+                                            {":name": "Grace Hopper", ":sid": "A003", ":email": "grace@example.edu"}]},
+        "submission_1003": {":submitters": [{":name": "Missing Folder", ":sid": "A004", ":email": "m@example.edu"}]},
+    }
+    (export / "submission_metadata.yml").write_text(yaml.safe_dump(metadata))
+    for folder, source in (("submission_1001", "solutions"), ("submission_1002", "assignments")):
+        (export / folder).mkdir()
+        shutil.copy(out / source / "practice/practice.ipynb", export / folder / "practice.ipynb")
+    zip_path = out / "autograder" / "practice-autograder.zip"
+    grade_batch(export, zip_path, tmp_path / "graded", jobs=2, progress=False, **LIMITS)
+    rows = {r["name"]: r for r in read_csv(tmp_path / "graded" / "grades.csv")}
+    assert rows["Ada Lovelace"]["total"] == "23" and rows["Ada Lovelace"]["sid"] == "A001"
+    assert rows["Alan Turing"]["total"] == rows["Grace Hopper"]["total"] == "0"  # a group: one row each
+    assert rows["Grace Hopper"]["email"] == "grace@example.edu"
+    assert rows["Missing Folder"]["status"].startswith("error: the export lists submission_1003")
+    # the same export, as the zip Gradescope hands out
+    archive_path = tmp_path / "export.zip"
+    with zipfile.ZipFile(archive_path, "w") as archive:
+        for file in export.rglob("*"):
+            if file.is_file():
+                archive.write(file, Path("assignment_123_export") / file.relative_to(export))
+    grade_batch(archive_path, zip_path, tmp_path / "graded_zip", jobs=2, progress=False, **LIMITS)
+    assert read_csv(tmp_path / "graded_zip" / "grades.csv") == read_csv(tmp_path / "graded" / "grades.csv")
+    page = (tmp_path / "graded" / "written" / "q1.html").read_text()
+    assert "Alan Turing, Grace Hopper" in page and "A002" in page
+
+
+def test_a_wrong_autograder_stops_before_grading(release, graded_class, tmp_path):
+    out, _ = release
+    folder = graded_class[0]
+    (tmp_path / "not_a_zip.zip").write_text("hello")
+    for autograder, message in ((tmp_path / "not_a_zip.zip", "not a zip"),
+                                (out / "autograder" / "lab-autograder.zip", "the autograder is for 'lab'")):
+        done = subprocess.run(_cli(folder, "--autograder", autograder, "--out", tmp_path / "o"), capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and message in done.stderr, done.stderr
+        assert not (tmp_path / "o" / "results").exists() or not list((tmp_path / "o" / "results").iterdir())
+
+
+def test_two_runs_on_one_folder_do_not_corrupt_it(release, graded_class, tmp_path):
+    folder, _, _, _, _, zip_path = graded_class
+    small = tmp_path / "small"
+    small.mkdir()
+    for name in ("correct_0", "blank_0", "partly_wrong_1", "corrupt"):
+        shutil.copy(folder / f"{name}.ipynb", small / f"{name}.ipynb")
+    out = tmp_path / "out"
+    runs = [subprocess.Popen(_cli(small, "--autograder", zip_path, "--out", out, "--jobs", "1"), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    for run in runs:
+        assert run.wait(timeout=600) == 0, run.stderr.read()
+    rows = read_csv(out / "grades.csv")
+    assert sorted(r["name"] for r in rows) == ["blank_0", "correct_0", "corrupt", "partly_wrong_1"]
+    for file in (out / "results").iterdir():
+        json.loads(file.read_text())
+    assert not list(out.rglob("*.part"))

@@ -33,6 +33,7 @@ test: $(VENV)/.installed-test
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/reference.py
 	$(BIN)/python benchmarks/grade.py
+	$(BIN)/python benchmarks/regrade.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info $(STAMP)

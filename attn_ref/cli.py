@@ -21,6 +21,14 @@ def _answers(args) -> int:
     return 0
 
 
+def default_release_dir():
+    """The repository root when running from a checkout (where pyproject.toml sits), else the current folder."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    return root if (root / "pyproject.toml").is_file() else Path.cwd()
+
+
 def _build(args) -> int:
     from pathlib import Path
 
@@ -30,7 +38,7 @@ def _build(args) -> int:
     from .release.build import build
 
     console = Console()
-    out = Path(args.out).resolve()
+    out = Path(args.out).resolve() if args.out else default_release_dir()
     with console.status("building releases (otter assign, executing solutions)..."):
         built = build(out, only=args.only, runner=args.runner, pdf=args.pdf)
     table = Table(title=f"attn-ref build -> {out}")
@@ -82,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     verbs.add_parser("answers", help="print the practice answer key").set_defaults(run=_answers)
 
     build = verbs.add_parser("build", help="build student notebooks, solutions and autograder zips")
-    build.add_argument("--out", default=".", help="folder to write assignments/, solutions/, autograder/ into")
+    build.add_argument("--out", help="folder to write assignments/, solutions/, autograder/ into (default: the repo root)")
     build.add_argument("--only", choices=["practice", "lab"], help="build one assignment")
     build.add_argument("--runner", choices=["cpu", "gpu"], default="cpu", help="Gradescope runner the zip targets")
     build.add_argument("--pdf", action="store_true", help="export a PDF with submissions (needs LaTeX on students' machines)")

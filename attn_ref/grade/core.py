@@ -257,7 +257,7 @@ def _grade_notebook(nb, filename: str, checks: dict, sandbox: Sandbox, limits: d
 
 def _write_atomic(path: Path, data: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".results-", suffix=".json")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".part")
     with os.fdopen(fd, "w") as f:
         json.dump(data, f, indent=2, ensure_ascii=False)
     os.chmod(tmp, 0o644)

@@ -623,26 +623,45 @@ try:
 except Exception as err:  # your c3-c5 are not ready yet
     print("self_attention is not ready yet:", repr(err))"""
 
-PLOT_COST = """# Full attention for T = 32, 512, 4096: wall time and the bytes of the (T, T) weights map.
-Ts, seconds, map_bytes = [32, 512, 4096], [], []
+PLOT_COST = """# Full attention for T = 32, 512, 4096: wall time, peak extra memory, and the T x T weights map.
+def _rss(field):  # Linux: resident memory from /proc (the peak is reset through clear_refs)
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) * 1024 for line in status if line.startswith(field))
+
+def peak_extra_memory(fn):
+    \"\"\"(result, peak extra resident bytes while fn ran, or None where /proc is not there).\"\"\"
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        base = _rss("VmRSS:")
+    except OSError:
+        return fn(), None
+    result = fn()
+    return result, _rss("VmHWM:") - base
+
+Ts, seconds, peaks, map_bytes = [32, 512, 4096], [], [], []
 try:
     for T in Ts:
         q = k = v = torch.randn(1, T, 64)
         start = time.perf_counter()
-        _, w = scaled_dot_product_attention(q, k, v)
+        (_, w), peak = peak_extra_memory(lambda: scaled_dot_product_attention(q, k, v))
         seconds.append(time.perf_counter() - start)
+        peaks.append(peak)
         map_bytes.append(w.element_size() * w.nelement())
         del w
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.5))
     a1.loglog(Ts, seconds, "o-", label="measured")
     a1.loglog(Ts, [seconds[-1] * (T / Ts[-1]) ** 2 for T in Ts], "--", label="∝ T²")
     a1.set_xlabel("T"); a1.set_ylabel("seconds"); a1.legend()
-    a2.loglog(Ts, map_bytes, "o-", label="weights map (measured)")
+    if None not in peaks:
+        a2.loglog(Ts, [max(p, 1) for p in peaks], "o-", label="peak extra memory (measured)")
+    a2.loglog(Ts, map_bytes, "s:", label="weights map (measured)")
     a2.loglog(Ts, [4 * T**2 for T in Ts], "--", label="4·T² bytes")
     a2.set_xlabel("T"); a2.set_ylabel("bytes"); a2.legend()
     plt.tight_layout(); plt.show()
-    for T, s, b in zip(Ts, seconds, map_bytes):
-        print(f"T = {T:5d}: {s * 1e3:8.2f} ms, weights map {b / 1e6:8.2f} MB")
+    for T, s, p, b in zip(Ts, seconds, peaks, map_bytes):
+        peak = "n/a" if p is None else f"{p / 1e6:8.2f} MB"
+        print(f"T = {T:5d}: {s * 1e3:8.2f} ms, peak extra memory {peak}, weights map {b / 1e6:8.2f} MB")
 except Exception as err:
     print("scaled_dot_product_attention is not ready yet:", repr(err))"""
 

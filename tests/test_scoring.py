@@ -93,3 +93,18 @@ def test_self_attention_may_call_the_students_own_sdpa():
                                              ('grader.check("q4")\nq4_ratio = 16', False), ("x = 1", False)])
 def test_bare_grader_calls_are_skipped(source, skipped):
     assert is_otter_call(source) is skipped
+
+
+def test_replies_are_plain_bounded_files(tmp_path):
+    import os
+
+    from attn_ref.grade.scoring import read_reply
+
+    (tmp_path / "ok.json").write_text("{}")
+    assert read_reply(tmp_path / "ok.json") == b"{}"
+    os.symlink("/dev/zero", tmp_path / "zero.json")
+    os.symlink(tmp_path / "ok.json", tmp_path / "link.json")
+    (tmp_path / "big.npy").write_bytes(b"0" * 2048)
+    for name, limit in (("zero.json", 1024), ("link.json", 1024), ("big.npy", 1024)):
+        with pytest.raises((OSError, ValueError)):
+            read_reply(tmp_path / name, limit=limit)

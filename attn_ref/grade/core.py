@@ -123,7 +123,10 @@ def _grade_practice(checks, session, exchange, sandbox, limits, banned) -> tuple
                 lines.append((False, a["name"], a["points"], REFERENCE_MESSAGE if banned else problem))
                 continue
             observed = values.get(a["name"], {"t": "missing"})
-            ok, message = scoring.check_answer(a["kind"], a["expected"], observed)
+            try:
+                ok, message = scoring.check_answer(a["kind"], a["expected"], observed)
+            except (KeyError, TypeError, ValueError, AttributeError):  # a reply of the wrong shape
+                ok, message = False, "the answer could not be read"
             lines.append((ok, a["name"], a["points"], message))
         tests.append(_entry(q, lines, checks["visibility"]))
     return tests, {}
@@ -162,8 +165,9 @@ def _run_probe(session, exchange, sandbox, limits, task, probe, args, reference,
         why = {"timeout": f"the call did not finish ({outcome.error})", "dead": "the call crashed the kernel"}
         return False, why.get(outcome.status, outcome.error or "no result came back"), []
     try:
-        meta = json.loads(meta_path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        meta = json.loads(scoring.read_reply(meta_path))
+        assert isinstance(meta, dict)
+    except (json.JSONDecodeError, UnicodeDecodeError, ValueError, OSError, AssertionError):
         return False, "the call's reply was unreadable", []
     forbidden = [name for name in meta.get("forbidden_called", []) if isinstance(name, str)]
     try:

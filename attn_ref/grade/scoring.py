@@ -3,7 +3,10 @@ type rules and tolerances. Pure functions of data; no student code, no torch."""
 
 from __future__ import annotations
 
+import io
 import math
+import os
+import stat
 
 import numpy as np
 
@@ -64,6 +67,19 @@ def check_answer(kind: str, expected, obs: dict) -> tuple[bool, str]:
 
 # ---- lab probes -------------------------------------------------------------------------------
 
+REPLY_LIMIT = 256 << 20  # no reply from the kernel is larger than this
+
+
+def read_reply(path, limit: int = REPLY_LIMIT) -> bytes:
+    """Bytes of a file the kernel wrote: a regular file (no symlink to /dev/zero or root's files), bounded."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            raise ValueError("not a plain file of reasonable size")
+        return f.read(limit + 1)[:limit]
+
+
 class Observation:
     """What the kernel reported for one call: its meta JSON and a loader for the arrays it saved."""
 
@@ -71,7 +87,10 @@ class Observation:
         self.meta, self.folder = meta, folder
 
     def array(self, desc: dict) -> np.ndarray:
-        return np.load(self.folder / desc["file"], allow_pickle=False)
+        name = str(desc["file"])
+        if "/" in name or name.startswith("."):
+            raise ValueError("a reply named a file outside its folder")
+        return np.load(io.BytesIO(read_reply(self.folder / name)), allow_pickle=False)
 
 
 def _where(diff: np.ndarray) -> str:

@@ -13,6 +13,7 @@ import psutil
 
 from .kernel import Kernel, Outcome
 from .sandbox import Sandbox, end_processes
+from .scoring import read_reply
 
 EXPLORATION_TAG = "exploration"
 HARNESS_SOURCE = resources.files(__package__).joinpath("harness.py").read_text()
@@ -121,9 +122,10 @@ class NotebookSession:
         outcome = self.call(helper, *args, str(path), timeout=timeout)
         if outcome.status == "ok" and path.exists():
             try:
-                return json.loads(path.read_text()), outcome
-            except (json.JSONDecodeError, UnicodeDecodeError):
+                reply = json.loads(read_reply(path))
+            except (ValueError, OSError):  # not JSON, not a plain file, too large
                 return None, Outcome("error", "unreadable reply")
+            return (reply, outcome) if isinstance(reply, dict) else (None, Outcome("error", "unreadable reply"))
         return None, outcome
 
     def shutdown(self) -> int:

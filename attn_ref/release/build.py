@@ -62,7 +62,7 @@ PYTHONPATH="$ROOT/source" "$PYTHON" -m attn_ref grade "$ROOT/submission" \\
 status=$?
 if [ ! -s "$RESULTS" ]; then  # the grader itself failed to start: say so, score 0
     mkdir -p "$ROOT/results"
-    printf '{"score": 0, "output": "The autograder failed before grading (exit %s). Please tell your TA.", "extra_data": {"status": "error: grader did not start"}}\\n' "$status" > "$RESULTS"
+    printf '{"score": 0, "output": "The autograder failed before grading (exit %s). Please tell your TA.", "tests": [], "extra_data": {"status": "error: grader did not start"}}\\n' "$status" > "$RESULTS"
 fi
 exit 0
 """

@@ -284,6 +284,8 @@ def grade(submission_path, autograder, out_dir=None, results_path=None, *, budge
     checks = autograder if isinstance(autograder, dict) else load_autograder(autograder)
     if sandbox is None:
         sandbox = Sandbox.configured(None if isinstance(autograder, dict) else autograder)
+    if checks.get("runner") == "gpu":
+        sandbox.memory_bytes = None  # CUDA reserves far more address space than it uses
     start = time.monotonic()
     limits = {"cell": cell_timeout, "call": call_timeout, "notebook": notebook_timeout}
     become_subreaper()

@@ -41,7 +41,7 @@ kernelapp.launch_new_instance()
 class Sandbox:
     python: str = sys.executable  # the interpreter of the student's environment
     user: str | None = None  # run the kernel as this user (only when the grader is root)
-    memory_bytes: int = 4 << 30  # address space (torch maps ~1.5 GB of it at import)
+    memory_bytes: int | None = 4 << 30  # address space (torch maps ~1.5 GB at import); None: no cap (CUDA)
     max_processes: int = 64  # for a dedicated user; a shared user gets its current count on top
     file_size_bytes: int = 256 << 20
     cpu_seconds: int = 900
@@ -72,12 +72,10 @@ class Sandbox:
         processes = self.max_processes
         if self.account is None:  # RLIMIT_NPROC counts every process of the user
             processes += sum(1 for p in psutil.process_iter(["uids"]) if p.info["uids"] and p.info["uids"].real == os.getuid())
-        return {
-            "RLIMIT_AS": self.memory_bytes,
-            "RLIMIT_NPROC": processes,
-            "RLIMIT_FSIZE": self.file_size_bytes,
-            "RLIMIT_CPU": self.cpu_seconds,
-        }
+        limits = {"RLIMIT_NPROC": processes, "RLIMIT_FSIZE": self.file_size_bytes, "RLIMIT_CPU": self.cpu_seconds}
+        if self.memory_bytes:
+            limits["RLIMIT_AS"] = self.memory_bytes
+        return limits
 
     def kernel_env(self, workdir: Path) -> dict[str, str]:
         """A minimal environment: nothing of the grader's (no PYTHONPATH, no tokens)."""

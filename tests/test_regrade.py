@@ -155,7 +155,7 @@ def test_a_rerun_regrades_nothing(graded_class):
     assert {p.name: p.stat().st_mtime_ns for p in (gradebook / "results").iterdir()} == before
 
 
-def _cli(*args, **kwargs):
+def _cli(*args):
     return [sys.executable, "-m", "attn_ref", "grade", *map(str, args)]
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 
 from . import submission as submission_files
-from .core import AutograderError, failed_results, grade, load_autograder, _write_atomic
+from .core import AutograderError, _write_atomic, failed_results, grade, load_autograder, units, write_atomically
 from .sandbox import Sandbox
 
 METADATA = "submission_metadata.yml"
@@ -260,7 +260,7 @@ def _status(results: dict) -> str:
 
 
 def _rows(out: Path, subs: list[Submission], checks: dict) -> list[dict]:
-    units = [u["name"] for u in (checks["questions"] if checks["kind"] == "practice" else checks["tasks"])]
+    names = [u["name"] for u in units(checks)]
     rows = []
     for sub in subs:
         try:
@@ -271,7 +271,7 @@ def _rows(out: Path, subs: list[Submission], checks: dict) -> list[dict]:
         people = sub.students or [{"name": "", "sid": "", "email": ""}]
         for person in people:
             row = {"name": person["name"] or sub.key, "sid": person["sid"], "email": person["email"], "submission": sub.path.name}
-            row.update({u: f"{by_unit.get(u, 0):g}" for u in units})
+            row.update({u: f"{by_unit.get(u, 0):g}" for u in names})
             row["total"] = f"{results.get('score', 0):g}"
             row["status"] = _status(results)
             rows.append(row)
@@ -287,7 +287,7 @@ def write_gradebook(out: Path, subs: list[Submission], checks: dict) -> list[dic
         writer = csv.DictWriter(buffer, fieldnames=list(rows[0]) if rows else ["name"])
         writer.writeheader()
         writer.writerows(rows)
-        _write_text(out / "grades.csv", buffer.getvalue())
+        write_atomically(out / "grades.csv", buffer.getvalue().encode())
         if checks.get("written"):
             from .written import write_written_pages
 
@@ -296,16 +296,10 @@ def write_gradebook(out: Path, subs: list[Submission], checks: dict) -> list[dic
     return rows
 
 
-def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
 def summary_lines(rows: list[dict], checks: dict) -> list[str]:
-    units = [u["name"] for u in (checks["questions"] if checks["kind"] == "practice" else checks["tasks"])]
+    names = [u["name"] for u in units(checks)]
     lines = [f"{'question':10} {'mean':>7} {'median':>7} {'max':>7}"]
-    for unit in units + ["total"]:
+    for unit in names + ["total"]:
         values = [float(r[unit]) for r in rows]
         if values:
             lines.append(f"{unit:10} {statistics.mean(values):7.2f} {statistics.median(values):7.2f} {max(values):7.2f}")
@@ -325,17 +319,17 @@ def _summary_png(path: Path, rows: list[dict], checks: dict) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    units = [u["name"] for u in (checks["questions"] if checks["kind"] == "practice" else checks["tasks"])]
+    names = [u["name"] for u in units(checks)]
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.5))
     left.hist([float(r["total"]) for r in rows], bins=20)
     left.set_xlabel("total score")
     left.set_ylabel("students")
     left.set_title(f"{checks['assignment']}: totals")
-    right.bar(units, [statistics.mean(float(r[u]) for r in rows) if rows else 0 for u in units])
+    right.bar(names, [statistics.mean(float(r[u]) for r in rows) if rows else 0 for u in names])
     right.set_title("mean score per question")
     right.tick_params(axis="x", rotation=45)
     fig.tight_layout()
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.part.png")
-    fig.savefig(tmp, dpi=100)
+    image = io.BytesIO()
+    fig.savefig(image, format="png", dpi=100)
     plt.close(fig)
-    os.replace(tmp, path)
+    write_atomically(path, image.getvalue())

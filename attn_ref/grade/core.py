@@ -63,7 +63,8 @@ def load_autograder(path: str | Path) -> dict:
     return checks
 
 
-def _units(checks: dict) -> list[dict]:
+def units(checks: dict) -> list[dict]:
+    """The graded units of an autograder: practice questions or lab tasks."""
     return checks["questions"] if checks["kind"] == "practice" else checks["tasks"]
 
 
@@ -93,7 +94,7 @@ def failed_results(checks: dict, reason: str) -> dict:
     tests = [
         {"name": f"{u['name']}: {u['title']}", "score": 0.0, "max_score": _max_points(u, False),
          "output": f"Not graded: {reason}", "visibility": checks["visibility"]}
-        for u in _units(checks)
+        for u in units(checks)
     ]
     return {"score": 0.0, "output": f"Your submission could not be graded: {reason}", "tests": tests,
             "extra_data": {"status": f"error: {reason}"}}
@@ -259,13 +260,18 @@ def _grade_notebook(nb, filename: str, checks: dict, sandbox: Sandbox, limits: d
     }
 
 
-def _write_atomic(path: Path, data: dict) -> None:
+def write_atomically(path: Path, data: bytes) -> None:
+    """Readers see the old file or the new one, never half of one (a killed run leaves only a .part)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".part")
-    with os.fdopen(fd, "w") as f:
-        json.dump(data, f, indent=2, ensure_ascii=False)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
     os.chmod(tmp, 0o644)
     os.replace(tmp, path)
+
+
+def _write_atomic(path: Path, data: dict) -> None:
+    write_atomically(path, json.dumps(data, indent=2, ensure_ascii=False).encode())
 
 
 def results_name(submission_path: str | Path) -> str:

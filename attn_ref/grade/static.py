@@ -123,6 +123,12 @@ def _dotted(node: ast.AST) -> str:
     return ".".join(reversed(parts))
 
 
+def _imported_modules(node: ast.Import | ast.ImportFrom) -> set[str]:
+    """Top-level packages an import statement reaches: `from attn_ref.answers import X` -> {"attn_ref", "X"}."""
+    names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+    return {n.split(".")[0] for n in names}
+
+
 def _imported_names(trees: list[ast.AST]) -> set[str]:
     names = set()
     for tree in trees:
@@ -157,8 +163,7 @@ def integrity_flags(code_cells: list[str]) -> list[str]:
             elif isinstance(node, ast.FunctionDef) and node.name in ("__eq__", "__float__", "__bool__", "__index__"):
                 found.add(f"defines {node.name} (a value that may lie about itself)")
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
-                if any(n.split(".")[0] == "attn_ref" for n in names):
+                if "attn_ref" in _imported_modules(node):
                     found.add("imports attn_ref (the grader's reference)")
         flags += [f"code cell {number}: {why}" for why in sorted(found)]
     return flags
@@ -177,8 +182,7 @@ def uses_grader_reference(code_cells: list[str]) -> bool:
             if isinstance(node, ast.Name) and node.id == "attn_ref":
                 return True
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
-                if any(n.split(".")[0] == "attn_ref" for n in names):
+                if "attn_ref" in _imported_modules(node):
                     return True
             if isinstance(node, ast.Call) and _dotted(node.func).split(".")[-1] in DYNAMIC_IMPORTS:
                 strings = [a.value for a in ast.walk(node) if isinstance(a, ast.Constant) and isinstance(a.value, str)]

@@ -7,11 +7,11 @@ is escaped, never rendered as HTML.
 from __future__ import annotations
 
 import html
-import os
 import re
 from pathlib import Path
 
 from . import submission as submission_files
+from .core import write_atomically
 
 BEGIN, END = "<!-- BEGIN QUESTION -->", "<!-- END QUESTION -->"
 PLACEHOLDER = "_Type your answer here, replacing this text._"
@@ -73,7 +73,4 @@ def write_written_pages(folder: Path, subs, checks: dict) -> None:
                           f'<span class="sid">{html.escape(sids)} · {html.escape(sub.path.name)}</span></div>{body}</div>')
         title = f"{item['question']}: {item['title']} (written part)"
         page = PAGE.format(title=html.escape(title), prompt=html.escape(item["prompt"]), count=len(subs), answers="\n".join(blocks))
-        path = folder / f"{item['question']}.html"
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
-        tmp.write_text(page)
-        os.replace(tmp, path)
+        write_atomically(folder / f"{item['question']}.html", page.encode())

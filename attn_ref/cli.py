@@ -56,29 +56,33 @@ def _build(args) -> int:
 def _grade(args) -> int:
     from pathlib import Path
 
-    from .grade import AutograderError, grade
+    from .grade import AutograderError, SandboxError, grade
     from .grade.batch import grade_batch, is_batch, summary_lines
-    from .grade.sandbox import Sandbox
+    from .grade.core import load_autograder
+    from .grade.sandbox import resolve
 
     limits = dict(cell_timeout=args.cell_timeout, call_timeout=args.call_timeout)
     try:
-        sandbox = Sandbox.configured(args.autograder, python=args.kernel_python, user=args.kernel_user)
+        plan = resolve(args.autograder, python=args.kernel_python, namespaces=args.namespaces)
+        for warning in plan.warnings:
+            print(f"attn-ref grade: {warning}", file=sys.stderr)
         if args.results is None and is_batch(Path(args.submission)):
             report = grade_batch(args.submission, args.autograder, args.out, jobs=args.jobs, budget=args.timeout,
-                                 force=args.force, sandbox=sandbox, progress=sys.stderr.isatty(), **limits)
+                                 force=args.force, plan=plan, progress=sys.stderr.isatty(), **limits)
+            if report.interrupted:
+                print(f"interrupted: {report.graded} graded — rerun to resume", file=sys.stderr)
+                return 130
             print(f"{report.total} submissions: {report.graded} graded, {report.skipped} unchanged since the last run")
-            print(f"gradebook: {Path(args.out) / 'grades.csv'}")
-            from .grade.core import load_autograder
-
+            print(f"gradebook: {Path(args.out) / 'grades.csv'}  (kernels: {plan.mode})")
             print("\n".join(summary_lines(report.rows, load_autograder(args.autograder))))
             return 0
         results = grade(args.submission, args.autograder, out_dir=args.out, results_path=args.results,
-                        budget=args.timeout, sandbox=sandbox, **limits)
-    except AutograderError as err:
+                        budget=args.timeout, plan=plan, **limits)
+    except (AutograderError, SandboxError) as err:
         print(f"attn-ref grade: {err}", file=sys.stderr)
         return 2
     total = sum(t["max_score"] for t in results["tests"])
-    print(f"{args.submission}: {results['score']:g} / {total:g} ({results['extra_data'].get('status')})")
+    print(f"{args.submission}: {results['score']:g} / {total:g} ({results['extra_data'].get('status')}; kernel: {plan.mode})")
     for test in results["tests"]:
         print(f"  {test['name']}: {test['score']:g} / {test['max_score']:g}")
     return 0
@@ -107,7 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--cell-timeout", type=float, default=120.0, help="seconds one notebook cell may run")
     grade.add_argument("--call-timeout", type=float, default=30.0, help="seconds one call of a student function may run")
     grade.add_argument("--kernel-python", help="interpreter of the students' environment (default: this one)")
-    grade.add_argument("--kernel-user", help="run the kernel as this user (the grader must be root)")
+    grade.add_argument("--namespaces", choices=["auto", "require", "off"], default="auto",
+                       help="run kernels in bubblewrap namespaces: where they work (auto), always, or never (default: auto)")
     grade.set_defaults(run=_grade)
     return parser
 

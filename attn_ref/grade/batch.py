@@ -14,20 +14,20 @@ import fcntl
 import hashlib
 import io
 import json
-import multiprocessing
 import os
 import re
 import statistics
 import zipfile
 from collections import Counter
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
 
 from . import submission as submission_files
-from .core import AutograderError, _write_atomic, failed_results, grade, load_autograder, units, write_atomically
-from .sandbox import Sandbox
+from .core import (CALL_TIMEOUT, CELL_TIMEOUT, NOTEBOOK_TIMEOUT, AutograderError, failed_results, load_autograder,
+                   make_job, units, write_atomically, write_results)
+from .sandbox import SandboxPlan, resolve
+from .watchdog import Job, Supervisor
 
 METADATA = "submission_metadata.yml"
 
@@ -128,36 +128,6 @@ def already_graded(results_path: Path, submission_hash: str, version: str) -> bo
     return extra.get("submission_hash") == submission_hash and extra.get("autograder_version") == version
 
 
-# ---- one submission, in a worker ---------------------------------------------------------------------
-
-_WORKER: dict = {}
-
-
-def _init_worker(checks: dict, settings: dict, sandbox: Sandbox):
-    _WORKER.update(checks=checks, settings=settings, sandbox=sandbox)
-
-
-def _grade_one(sub: Submission, results_path: str, submission_hash: str) -> dict:
-    checks, settings, sandbox = _WORKER["checks"], _WORKER["settings"], _WORKER["sandbox"]
-    lock_path = Path(results_path).parent.parent / "locks" / (Path(results_path).stem + ".lock")
-    with open(lock_path, "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:  # another run on the same folder grades it right now
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if already_graded(Path(results_path), submission_hash, checks["version"]):
-                return json.loads(Path(results_path).read_text())
-        if sub.problem:
-            results = failed_results(checks, sub.problem)
-            results["execution_time"] = 0.0
-            results["extra_data"].update(autograder_version=checks["version"])
-        else:
-            results = grade(sub.path, checks, results_path=None, sandbox=sandbox, **settings, write=False)
-        results["extra_data"].update(submission=sub.key, submission_hash=submission_hash, students=sub.students)
-        _write_atomic(Path(results_path), results)
-        return results
-
-
 # ---- the class ---------------------------------------------------------------------------------------
 
 @dataclass
@@ -167,6 +137,7 @@ class BatchReport:
     skipped: int
     out: Path
     rows: list[dict]
+    interrupted: bool = False
 
 
 def _check_assignment(subs: list[Submission], checks: dict) -> None:
@@ -185,53 +156,95 @@ def _check_assignment(subs: list[Submission], checks: dict) -> None:
         )
 
 
+class _Locks:
+    """One lock per submission (two runs on one folder take turns), taken without blocking the loop."""
+
+    def __init__(self, folder: Path):
+        self.folder, self.held = folder, {}
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def try_take(self, key: str) -> bool:
+        fd = os.open(self.folder / f"{key}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        self.held[key] = fd
+        return True
+
+    def release(self, key: str) -> None:
+        fd = self.held.pop(key, None)
+        if fd is not None:
+            os.close(fd)
+
+
 def grade_batch(path, autograder, out, jobs: int | None = None, budget: float = 480.0, force: bool = False,
-                sandbox: Sandbox | None = None, progress: bool = True, **settings) -> BatchReport:
+                plan: SandboxPlan | None = None, progress: bool = True, **settings) -> BatchReport:
     out = Path(out)
     checks = load_autograder(autograder)
-    (out / "results").mkdir(parents=True, exist_ok=True)
-    (out / "locks").mkdir(exist_ok=True)
     subs = discover(Path(path), out)
     if not subs:
         raise AutograderError(f"no submissions found in {path}")
     _check_assignment(subs, checks)
+    plan = plan or resolve(autograder)
+    if checks.get("runner") == "gpu":
+        plan = plan.for_gpu()
+    (out / "results").mkdir(parents=True, exist_ok=True)
+    locks = _Locks(out / "locks")
     jobs = max(1, jobs or os.cpu_count() or 1)
-    sandbox = sandbox or Sandbox.configured(autograder)
-    sandbox.exclusive = jobs == 1  # only a lone run may end every process of the kernel's user
-    sandbox.max_processes *= jobs
-    todo = []
+    limits = {"cell": settings.get("cell_timeout", CELL_TIMEOUT), "call": settings.get("call_timeout", CALL_TIMEOUT),
+              "notebook": settings.get("notebook_timeout", NOTEBOOK_TIMEOUT)}
+    todo, by_key = [], {}
     for sub in subs:
         digest = content_hash(sub.path) if sub.path.exists() else ""
         results_path = out / "results" / f"{sub.key}.json"
         if force or not already_graded(results_path, digest, checks["version"]):
-            todo.append((sub, str(results_path), digest))
-    settings = dict(settings, budget=budget)
-    failures = 0
+            todo.append((sub, results_path, digest))
+            by_key[sub.key] = (sub, results_path, digest)
+    graded = 0
+
+    def finish(sub: Submission, results_path: Path, digest: str, results: dict) -> None:
+        nonlocal graded
+        results["extra_data"].update(submission=sub.key, submission_hash=digest, students=sub.students)
+        write_results(results_path, results)
+        locks.release(sub.key)
+        graded += 1
+        advance(results["extra_data"].get("status", "ok") != "ok")
+
+    def prepare(job: Job) -> str:
+        sub, results_path, digest = by_key[job.key]
+        if not locks.try_take(sub.key):
+            return "wait"  # another run grades it right now
+        if not force and already_graded(results_path, digest, checks["version"]):
+            locks.release(sub.key)  # that other run finished it
+            return "skip"
+        return "start"
+
+    interrupted = False
     with _progress(progress, len(subs), len(subs) - len(todo)) as advance:
-        context = multiprocessing.get_context("fork")  # workers start with the grader already imported
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
-                                 initargs=(checks, settings, sandbox)) as pool:
-            pending = {pool.submit(_grade_one, *item): item for item in todo}
-            try:
-                while pending:
-                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                    for future in done:
-                        sub, results_path, digest = pending.pop(future)
-                        try:
-                            results = future.result()
-                        except Exception as err:  # a worker died: the row says so, the batch goes on
-                            results = failed_results(checks, f"the grading worker failed ({type(err).__name__})")
-                            results["extra_data"].update(autograder_version="", submission=sub.key, students=sub.students)
-                            _write_atomic(Path(results_path), results)
-                        failed = results["extra_data"].get("status", "ok") != "ok"
-                        failures += failed
-                        advance(failed)
-            except KeyboardInterrupt:
-                for future in pending:
-                    future.cancel()
-                raise
+        queue = []
+        for sub, results_path, digest in todo:
+            if sub.problem:  # nothing to run: the row says why
+                if locks.try_take(sub.key):
+                    results = _failed(checks, plan, sub.problem)
+                    finish(sub, results_path, digest, results)
+                continue
+            queue.append(make_job(sub.key, sub.path, checks, plan, limits, budget))
+        supervisor = Supervisor(plan, jobs)
+        try:
+            supervisor.run(queue, lambda job, results: finish(*by_key[job.key], results), prepare=prepare)
+        except KeyboardInterrupt:
+            interrupted = True
     rows = write_gradebook(out, subs, checks)
-    return BatchReport(len(subs), len(todo), len(subs) - len(todo), out, rows)
+    return BatchReport(len(subs), graded, len(subs) - len(todo), out, rows, interrupted)
+
+
+def _failed(checks: dict, plan: SandboxPlan, reason: str) -> dict:
+    results = failed_results(checks, reason)
+    results["execution_time"] = 0.0
+    results["extra_data"].update(autograder_version=checks["version"], sandbox=plan.describe())
+    return results
 
 
 @contextlib.contextmanager

@@ -1,11 +1,15 @@
-"""grade(): one submission against one autograder, written as Gradescope's results.json."""
+"""grade(): one submission against one autograder, written as Gradescope's results.json.
+
+The flow is one way: the submission is read and run in its own confined kernel (in a grading process
+watched by a supervisor), the kernel hands back plain data, and scoring happens here with NumPy and
+attn_ref. Only the supervisor's process writes results.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import platform
-import secrets
 import tempfile
 import time
 import traceback
@@ -18,22 +22,22 @@ import numpy as np
 
 import attn_ref
 
+from ..protocol import MalformedReply, Status, cap, parse_call_reply, parse_values
 from . import scoring, static, submission
 from .inputs import Arg, generate, reference_outputs, seed_for
 from .kernel import KernelStartError
-from .sandbox import Sandbox, become_subreaper
+from .safeio import UnsafeReply, write_new
+from .sandbox import Jail, SandboxError, SandboxPlan, resolve
 from .session import BudgetExhausted, NotebookSession, runnable_cells
+from .watchdog import DISK_TRIP_FILE, Job, Supervisor
 
 CHECKS_FILE = "checks.json"
 BUDGET = 480.0  # everything for one submission: below Gradescope's default 10 minutes
 NOTEBOOK_TIMEOUT = 180.0  # running the notebook's cells, all together
 CELL_TIMEOUT = 120.0  # one notebook cell
 CALL_TIMEOUT = 30.0  # one call of a student function
-# What the tripwire in the kernel watches for, by the contract's name of each forbidden thing.
-TRIPWIRES = {
-    "torch.nn.functional.scaled_dot_product_attention": "scaled_dot_product_attention",
-    "torch.nn.MultiheadAttention": "multi_head_attention_forward",
-}
+MAX_CODE = 1 << 20  # the code cells together (not the notebook: honest notebooks embed plots)
+MAX_OUTPUT_TEXT = 8000  # one test's output in results.json
 REFERENCE_MESSAGE = "the notebook uses attn_ref, the grader's reference; auto-graded answers score 0"
 
 
@@ -84,38 +88,35 @@ def _entry(unit: dict, lines: list[tuple[bool, str, float, str]], visibility: st
         "name": f"{unit['name']}: {unit['title']}",
         "score": round(sum(points for ok, _, points, _ in lines if ok), 6),
         "max_score": _max_points(unit, cuda),
-        "output": output,
+        "output": cap(output, MAX_OUTPUT_TEXT),
         "visibility": visibility,
     }
 
 
-def failed_results(checks: dict, reason: str) -> dict:
+def failed_results(checks: dict, reason: str, status: str | None = None) -> dict:
     """Score 0 everywhere, with the reason, for a submission that could not be run."""
+    reason = cap(reason, 1000)
     tests = [
         {"name": f"{u['name']}: {u['title']}", "score": 0.0, "max_score": _max_points(u, False),
          "output": f"Not graded: {reason}", "visibility": checks["visibility"]}
         for u in units(checks)
     ]
     return {"score": 0.0, "output": f"Your submission could not be graded: {reason}", "tests": tests,
-            "extra_data": {"status": f"error: {reason}"}}
+            "extra_data": {"status": status or f"error: {reason}"}}
 
 
-def _call_folder(exchange: Path, label: str, sandbox: Sandbox) -> Path:
-    """A fresh folder for one exchange; its name is unguessable, so nothing can be planted in advance."""
-    folder = exchange / f"{label}-{secrets.token_hex(8)}"
-    folder.mkdir()
-    sandbox.grant(folder)
-    return folder
+# ---- practice --------------------------------------------------------------------------------------
 
-
-def _grade_practice(checks, session, exchange, sandbox, limits, banned) -> tuple[list, dict]:
+def _grade_practice(checks, session, limits, banned) -> tuple[list, dict]:
     names = [a["name"] for q in checks["questions"] for a in q["answers"]]
-    folder = _call_folder(exchange, "values", sandbox)
+    problem, values = "", {}
     try:
-        values, outcome = session.read_json("read_values", folder / "values.json", names, timeout=limits["call"])
-        problem = "" if values is not None else f"could not read your answers ({outcome.error or outcome.status})"
+        values, outcome = session.request("read_values", lambda data: parse_values(data, names), names,
+                                          timeout=limits["call"], label="values")
+        if values is None:
+            problem = f"could not read your answers ({outcome.error or outcome.status.value})"
     except BudgetExhausted:
-        values, problem = None, "not graded: the time budget for this submission ran out"
+        problem = "not graded: the time budget for this submission ran out"
     tests = []
     for q in checks["questions"]:
         lines = []
@@ -123,66 +124,76 @@ def _grade_practice(checks, session, exchange, sandbox, limits, banned) -> tuple
             if banned or problem:
                 lines.append((False, a["name"], a["points"], REFERENCE_MESSAGE if banned else problem))
                 continue
-            observed = values.get(a["name"], {"t": "missing"})
-            try:
-                ok, message = scoring.check_answer(a["kind"], a["expected"], observed)
-            except (KeyError, TypeError, ValueError, AttributeError):  # a reply of the wrong shape
-                ok, message = False, "the answer could not be read"
+            ok, message = scoring.check_answer(a["kind"], a["expected"], values[a["name"]], a.get("letters", ""))
             lines.append((ok, a["name"], a["points"], message))
         tests.append(_entry(q, lines, checks["visibility"]))
     return tests, {}
 
 
-def _write_call(folder: Path, task: dict, probe: dict, args: list[Arg]) -> Path:
-    spec_args = []
+# ---- lab ---------------------------------------------------------------------------------------------
+
+def _call_files(task: dict, probe: dict, args: list[Arg], substitutes: dict) -> dict[str, bytes]:
+    """The call (protocol) and its input arrays, as the files of one exchange's inbox."""
+    files, spec_args = {}, []
     for i, a in enumerate(args):
         entry = {"name": a.name, "kind": a.kind, "keyword": a.keyword}
         if a.kind == "array":
-            entry.update(file=f"arg{i}.npy", dtype=str(a.data.dtype), device=probe["device"])
-            np.save(folder / entry["file"], a.data, allow_pickle=False)
+            name = f"arg{i}.npy"
+            buffer = _npy(a.data)
+            files[name] = buffer
+            entry.update(file=name, dtype=str(a.data.dtype), device=probe["device"])
         elif a.kind == "device":
             entry["device"] = a.data
         else:
             entry["value"] = a.data
         spec_args.append(entry)
     spec = {
+        "protocol": 1,
+        "function": task["function"],
         "framework": task["framework"],
         "args": spec_args,
         "return_inputs": "inputs_unchanged" in probe["checks"],
         "count_projections": probe["options"].get("count_projections", []),
-        "tripwire": [TRIPWIRES[name] for name in task["forbidden"] if name in TRIPWIRES],
+        "tripwire": bool(task["forbidden"]),
+        "substitutes": substitutes,
     }
-    (folder / "spec.json").write_text(json.dumps(spec))
-    return folder / "spec.json"
+    files["call.json"] = json.dumps(spec).encode()
+    return files
 
 
-def _run_probe(session, exchange, sandbox, limits, task, probe, args, reference, stats) -> tuple[bool, str, list]:
-    """One call of the student's function, then the trusted comparison; (passed, message, forbidden)."""
-    folder = _call_folder(exchange, task["name"], sandbox)
-    spec = _write_call(folder, task, probe, args)
-    outcome = session.call("call", task["function"], str(spec), str(folder), timeout=limits["call"])
-    meta_path = folder / "meta.json"
-    if outcome.status in ("timeout", "dead") or not meta_path.exists():
-        why = {"timeout": f"the call did not finish ({outcome.error})", "dead": "the call crashed the kernel"}
-        return False, why.get(outcome.status, outcome.error or "no result came back"), []
+def _npy(array: np.ndarray) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    return buffer.getvalue()
+
+
+def _run_probe(session, limits, task, probe, args, reference, substitutes, stats) -> tuple[bool, str, tuple, Status]:
+    """One call of the student's function, then the trusted comparison; (passed, message, forbidden, status)."""
+    exchange = session.exchange(task["name"], _call_files(task, probe, args, substitutes))
+    outcome = session.call("call", task["function"], str(exchange.inbox), str(exchange.outbox), timeout=limits["call"])
+    if outcome.status is Status.TIMEOUT:
+        return False, f"the call did not finish ({outcome.error})", (), outcome.status
+    if outcome.status is Status.DEAD:
+        return False, "the call crashed the kernel", (), outcome.status
     try:
-        meta = json.loads(scoring.read_reply(meta_path))
-        assert isinstance(meta, dict)
-    except (json.JSONDecodeError, UnicodeDecodeError, ValueError, OSError, AssertionError):
-        return False, "the call's reply was unreadable", []
-    forbidden = [name for name in meta.get("forbidden_called", []) if isinstance(name, str)]
-    try:
-        ok, message = scoring.check_probe(task, probe, args, reference, scoring.Observation(meta, folder), stats)
-    except (KeyError, TypeError, ValueError, OSError) as err:  # a reply of the wrong shape: a wrong answer
-        ok, message = False, f"the call's reply was malformed ({type(err).__name__})"
-    return ok, message, forbidden
+        reply = parse_call_reply(session.reply(exchange))
+    except FileNotFoundError:
+        return False, "no result came back from the call", (), Status.MALFORMED
+    except (UnsafeReply, MalformedReply, OSError) as err:
+        return False, f"the call's reply was unreadable ({cap(str(err), 120)})", (), Status.MALFORMED
+    obs = scoring.Observation(reply, exchange.outbox, session.jail.owner)
+    ok, message = scoring.check_probe(task, probe, args, reference, obs, stats)
+    return ok, message, reply.forbidden_called, Status.OK
 
 
-def _grade_lab(checks, session, exchange, sandbox, limits, code, seed, env, banned) -> tuple[list, dict]:
+def _grade_lab(checks, session, limits, analysis, seed, env, banned) -> tuple[list, dict, bool]:
     tests, flags, report = [], {}, []
     cuda = bool(env.get("cuda"))
+    timed_out = False
     for t_index, task in enumerate(checks["tasks"]):
-        static_hits = static.forbidden_uses(code, task["function"], task["forbidden"])
+        static_hits = analysis.forbidden.get(task["name"], [])
         lines, tripped, hung = [], set(), False
         for p_index, probe in enumerate(task["probes"]):
             if probe["device"] == "cuda" and not cuda:
@@ -195,83 +206,130 @@ def _grade_lab(checks, session, exchange, sandbox, limits, code, seed, env, bann
             rng = np.random.default_rng([seed, t_index, p_index])
             args = generate(probe, rng)
             reference = None if probe["device"] == "meta" else reference_outputs(task["reference"], args)
-            stats = {}
+            stats: dict = {}
             try:
-                ok, message, forbidden = _run_probe(session, exchange, sandbox, limits, task, probe, args, reference, stats)
+                ok, message, forbidden, status = _run_probe(session, limits, task, probe, args, reference, {}, stats)
             except BudgetExhausted:
-                ok, message, forbidden = False, "not graded: the time budget for this submission ran out", []
+                ok, message, forbidden, status = False, "not graded: the time budget for this submission ran out", (), Status.BUDGET
             report.append({"task": task["name"], "probe": probe["name"], "device": probe["device"], "dtype": probe["dtype"],
                            "passed": ok, "max_error": stats.get("max_error")})
             tripped.update(forbidden)
-            hung = message.startswith("the call did not finish")  # spare the budget for the other tasks
+            hung = status in (Status.TIMEOUT, Status.BUDGET)  # spare the budget for the other tasks
+            timed_out |= hung
             lines.append((ok, probe["name"], probe["points"], message))
         if tripped:  # the tripwire saw a forbidden call, however it was reached: the task scores 0
             names = sorted(tripped)
-            lines = [(False, label, points, f"called {', '.join(names)}, which this task does not allow") for _, label, points, _ in lines]
+            lines = [(False, label, points, f"called {', '.join(names)}, which this task does not allow")
+                     for _, label, points, _ in lines]
         if static_hits or tripped:
             flags[task["name"]] = sorted(set(static_hits) | tripped)
         tests.append(_entry(task, lines, checks["visibility"], cuda))
-    return tests, {"probes": report, **({"forbidden_calls": flags} if flags else {})}
+    return tests, {"probes": report, **({"forbidden_calls": flags} if flags else {})}, timed_out
 
 
-def _grade_notebook(nb, filename: str, checks: dict, sandbox: Sandbox, limits: dict, deadline: float) -> dict:
+# ---- one notebook ------------------------------------------------------------------------------------
+
+def grade_notebook(nb, filename: str, checks: dict, jail: Jail, limits: dict, deadline: float) -> dict:
+    """Run and score one notebook inside ``jail`` (in the grading process)."""
     code = [c.source for c in nb.cells if c.cell_type == "code"]
+    if sum(len(c) for c in code) > MAX_CODE:
+        raise submission.SubmissionError(f"the notebook's code cells hold more than {MAX_CODE >> 20} MB of code; "
+                                         "remove what you do not need")
     seed = seed_for(code, checks["version"])
-    banned = static.uses_grader_reference(code)
-    with tempfile.TemporaryDirectory(prefix="attn-ref-grade-") as tmp:
-        tmp = Path(tmp)
-        tmp.chmod(0o711)  # the kernel's user may pass through, not list
-        workdir, exchange = tmp / "run", tmp / "exchange"
-        workdir.mkdir()
-        exchange.mkdir(mode=0o711)
-        nbformat.write(nb, str(workdir / filename))  # the run folder holds only the notebook
-        session = None
+    tasks = checks.get("tasks", [])
+    analysis = static.analyse(code, {t["name"]: (t["function"], t["forbidden"]) for t in tasks})
+    notebook_bytes = nbformat.writes(nb).encode()
+    session = NotebookSession(runnable_cells(nb), (filename, notebook_bytes), jail, cell_timeout=limits["cell"],
+                              notebook_timeout=limits["notebook"], deadline=deadline)
+    timed_out = False
+    try:
         try:
-            session = NotebookSession(runnable_cells(nb), workdir, tmp, sandbox, cell_timeout=limits["cell"],
-                                      notebook_timeout=limits["notebook"], deadline=deadline)
-            env_folder = _call_folder(exchange, "environment", sandbox)
-            try:
-                env, _ = session.read_json("environment", env_folder / "environment.json", timeout=limits["call"])
-            except BudgetExhausted:
-                env = None
-            env = env or {}
-            if checks["kind"] == "practice":
-                tests, flags = _grade_practice(checks, session, exchange, sandbox, limits, banned)
-            else:
-                tests, flags = _grade_lab(checks, session, exchange, sandbox, limits, code, seed, env, banned)
-        finally:
-            ended = session.shutdown() if session is not None else 0
+            env = session.environment(limits["call"])
+        except BudgetExhausted:
+            env = {}
+        if checks["kind"] == "practice":
+            tests, extra = _grade_practice(checks, session, limits, analysis.uses_reference)
+        else:
+            tests, extra, timed_out = _grade_lab(checks, session, limits, analysis, seed, env, analysis.uses_reference)
+    finally:
+        session.shutdown()
+    disk_note = (jail.base / DISK_TRIP_FILE).read_text()[:200] if (jail.base / DISK_TRIP_FILE).exists() else ""
     notes = [f"Graded by attn-ref {attn_ref.__version__} (autograder {checks['version'][:12]})."]
     notes.append("Public checks look at types and shapes; these hidden checks compare values.")
-    if banned:
+    if analysis.uses_reference:
         notes.append(REFERENCE_MESSAGE + ".")
+    if disk_note:
+        notes.append(f"The kernel was stopped: {disk_note}.")
     if session.errors:
         notes.append(f"{len(session.errors)} cell(s) raised errors while your notebook ran, for example: {session.errors[0]}")
-    messages = [t["output"] for t in tests] + session.errors
-    timed_out = any("time budget" in m or "did not finish" in m or "stopped after" in m or "ran out of time" in m
-                    for m in messages)
+    timed_out |= session.timed_out
     return {
         "score": round(sum(t["score"] for t in tests), 6),
-        "output": "\n".join(notes),
+        "output": cap("\n".join(notes), 4000),
         "tests": tests,
-        "extra_data": {"status": "timeout" if timed_out else "ok", "seed": seed, "kernel": env, "cell_errors": session.errors[:20],
-                       "kernel_restarts": session.restarts, "processes_ended": ended,
-                       "integrity_flags": static.integrity_flags(code), **flags},
+        "extra_data": {"status": "timeout" if timed_out else "ok", "seed": seed, "kernel": env,
+                       "cell_errors": [cap(e) for e in session.errors[:20]], "kernel_restarts": session.restarts,
+                       "integrity_flags": analysis.flags[:50], **extra},
     }
 
 
-def write_atomically(path: Path, data: bytes) -> None:
+def grade_in_jail(submission_path, checks: dict, jail: Jail, limits: dict, budget: float) -> dict:
+    """Job.run: everything about one submission, in the grading process; always returns results."""
+    start = time.monotonic()
+    caught: list = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            nb, filename = submission.load(submission_path)
+            submission.check_assignment(nb, checks["assignment"])
+            results = grade_notebook(nb, filename, checks, jail, limits, start + budget)
+    except (submission.SubmissionError, KernelStartError) as err:
+        results = failed_results(checks, str(err))
+    except Exception as err:  # a grader bug must still leave a results file and a reason
+        traceback.print_exc()
+        results = failed_results(checks, f"internal grader error ({type(err).__name__}: {cap(str(err), 200)}); please tell your TA")
+    results["execution_time"] = round(time.monotonic() - start, 2)
+    results["extra_data"]["warnings"] = [cap(str(w.message)) for w in caught[:10]]
+    return results
+
+
+def _record(results: dict, checks: dict, plan: SandboxPlan) -> dict:
+    """What every results file says about the grader, whatever happened to the submission."""
+    extra = results.setdefault("extra_data", {})
+    extra.update(
+        assignment=checks["assignment"],
+        autograder_version=checks["version"],
+        attn_ref_version=attn_ref.__version__,
+        sandbox=plan.describe(),
+        grader={"python": platform.python_version(), "numpy": np.__version__, "uid": os.geteuid(),
+                "kernel_python": plan.python},
+    )
+    extra["warnings"] = list(extra.get("warnings", [])) + list(plan.warnings)
+    return results
+
+
+def make_job(key: str, submission_path, checks: dict, plan: SandboxPlan, limits: dict, budget: float) -> Job:
+    def failed(reason: str, status: str) -> dict:
+        return _record(failed_results(checks, reason, status), checks, plan)
+
+    def run(jail: Jail) -> dict:
+        return _record(grade_in_jail(submission_path, checks, jail, limits, budget), checks, plan)
+
+    return Job(key, run, failed, budget)
+
+
+def write_atomically(path: Path, data: bytes, mode: int = 0o644) -> None:
     """Readers see the old file or the new one, never half of one (a killed run leaves only a .part)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".part")
     with os.fdopen(fd, "wb") as f:
         f.write(data)
-    os.chmod(tmp, 0o644)
+    os.chmod(tmp, mode)
     os.replace(tmp, path)
 
 
-def _write_atomic(path: Path, data: dict) -> None:
-    write_atomically(path, json.dumps(data, indent=2, ensure_ascii=False).encode())
+def write_results(path: Path, results: dict) -> None:
+    write_atomically(path, json.dumps(results, indent=2, ensure_ascii=False).encode())
 
 
 def results_name(submission_path: str | Path) -> str:
@@ -281,45 +339,28 @@ def results_name(submission_path: str | Path) -> str:
 
 def grade(submission_path, autograder, out_dir=None, results_path=None, *, budget: float = BUDGET,
           cell_timeout: float = CELL_TIMEOUT, call_timeout: float = CALL_TIMEOUT,
-          notebook_timeout: float = NOTEBOOK_TIMEOUT, sandbox: Sandbox | None = None, write: bool = True) -> dict:
+          notebook_timeout: float = NOTEBOOK_TIMEOUT, plan: SandboxPlan | None = None, write: bool = True) -> dict:
     """Grade one submission; write results to ``results_path`` or ``out_dir/results/<name>.json``.
 
-    Always writes results, also when the submission is unreadable, the kernel cannot start or the
-    budget runs out; only an unusable autograder raises (AutograderError), before anything runs.
+    Always writes results, also when the submission is unreadable, the kernel cannot start, the grading
+    hangs or the budget runs out; only an unusable autograder (AutograderError) or student environment
+    (SandboxError) raises, before anything runs.
     """
     checks = autograder if isinstance(autograder, dict) else load_autograder(autograder)
-    if sandbox is None:
-        sandbox = Sandbox.configured(None if isinstance(autograder, dict) else autograder)
+    if plan is None:
+        plan = resolve(None if isinstance(autograder, dict) else autograder)
     if checks.get("runner") == "gpu":
-        sandbox.memory_bytes = None  # CUDA reserves far more address space than it uses
-    start = time.monotonic()
+        plan = plan.for_gpu()
     limits = {"cell": cell_timeout, "call": call_timeout, "notebook": notebook_timeout}
-    become_subreaper()
-    caught = []
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            nb, filename = submission.load(submission_path)
-            submission.check_assignment(nb, checks["assignment"])
-            results = _grade_notebook(nb, filename, checks, sandbox, limits, start + budget)
-    except submission.SubmissionError as err:
-        results = failed_results(checks, str(err))
-    except KernelStartError as err:
-        results = failed_results(checks, str(err))
-    except Exception as err:  # a grader bug must still leave a results file and a reason
-        traceback.print_exc()
-        results = failed_results(checks, f"internal grader error ({type(err).__name__}: {err}); please tell your TA")
-    results["execution_time"] = round(time.monotonic() - start, 2)
-    results["extra_data"].update(
-        assignment=checks["assignment"],
-        autograder_version=checks["version"],
-        attn_ref_version=attn_ref.__version__,
-        grader={"python": platform.python_version(), "numpy": np.__version__, "uid": os.geteuid(),
-                "kernel_user": sandbox.user, "kernel_python": sandbox.python},
-        warnings=[str(w.message) for w in caught] + sandbox.warnings,
-    )
+    done: list[dict] = []
+    Supervisor(plan).run([make_job("submission", submission_path, checks, plan, limits, budget)],
+                         lambda job, results: done.append(results))
+    results = done[0]
     if write:
         if results_path is None:
             results_path = Path(out_dir or ".") / "results" / results_name(submission_path)
-        _write_atomic(Path(results_path), results)
+        write_results(Path(results_path), results)
     return results
+
+
+__all__ = ["AutograderError", "SandboxError", "grade", "load_autograder", "write_new"]

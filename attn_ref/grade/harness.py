@@ -1,17 +1,26 @@
 """Code the grader runs INSIDE the student's kernel, after the notebook, to read values and call functions.
 
-Self-contained on purpose: the student's environment has numpy and torch, not attn_ref. It hands back
-plain data only: JSON descriptions and arrays saved as .npy (the grader loads them with
-allow_pickle=False). Nothing it writes is ever unpickled or executed by the grader.
+It is sent as source together with attn_ref/typerules.py and attn_ref/protocol.py (``describe``, ``cap``,
+``PROTOCOL``, ``MAX_OUTPUTS`` come from there): the student environment has numpy and torch, not attn_ref.
+It hands back plain data only: JSON and arrays saved as .npy (loaded with allow_pickle=False).
+
+Nothing here is trusted: student code shares this process and can replace any of it. Whatever it
+reports is validated by the grader, and what it measures (the tripwire, the projection count) may only
+take points away.
 """
 
 import json
 import os
+import weakref
 
 import numpy as np
 
-MAX_TEXT = 300
-MATMULS = {"matmul", "__matmul__", "__rmatmul__", "mm", "bmm", "linear", "einsum"}
+MATMULS = {"matmul", "__matmul__", "__rmatmul__", "mm", "bmm", "linear", "einsum", "tensordot", "inner", "dot", "addmm",
+           "baddbmm", "matmul_"}
+# Every overload of anything named like these, torch.ops.aten included (the function mode sees calls
+# before they decompose; the dispatch mode sees the fused kernels underneath).
+FORBIDDEN_FAMILIES = ("scaled_dot_product", "multi_head_attention", "multihead_attention", "flash_attention",
+                      "efficient_attention", "cudnn_attention")
 
 
 def _main_namespace():
@@ -20,40 +29,33 @@ def _main_namespace():
     return vars(__main__)
 
 
-def describe(value, depth=0):
-    """A plain-data description of a Python value, types kept apart (bool is not int)."""
-    kind = type(value).__name__
-    if isinstance(value, (bool, np.bool_)):
-        return {"t": "bool", "v": bool(value)}
-    if isinstance(value, (int, np.integer)):
-        return {"t": "int", "v": int(value)}
-    if isinstance(value, (float, np.floating)):
-        return {"t": "float", "v": float(value)}
-    if isinstance(value, str):
-        return {"t": "str", "v": value[:MAX_TEXT]}
-    if isinstance(value, dict) and depth == 0:
-        items = list(value.items())[:50]
-        return {"t": "dict", "v": [[describe(k, 1), describe(v, 1)] for k, v in items]}
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        return describe(value.item(), depth)
-    if kind == "Tensor" and getattr(value, "ndim", None) == 0:
-        return describe(value.detach().cpu().item(), depth)
-    if value is Ellipsis:
-        return {"t": "ellipsis"}
-    return {"t": "other", "v": kind[:80]}
-
-
-def read_values(names, out_path):
-    ns = _main_namespace()
-    found = {name: (describe(ns[name]) if name in ns else {"t": "missing"}) for name in names}
-    _write_json(out_path, found)
-
-
-def _write_json(path, data):
-    tmp = path + ".part"
-    with open(tmp, "w") as f:
+def _write_json(out_dir, name, data):
+    path = os.path.join(out_dir, name)
+    with open(path + ".part", "w") as f:
         json.dump(data, f)
-    os.replace(tmp, path)
+    os.replace(path + ".part", path)
+
+
+def read_values(names, out_dir):
+    ns = _main_namespace()
+    values = {name: (describe(ns[name]) if name in ns else {"t": "missing"}) for name in names}
+    _write_json(out_dir, "reply.json", {"protocol": PROTOCOL, "values": values})
+
+
+def environment(out_dir):
+    """What the student's kernel runs on: library versions and whether CUDA is there."""
+    info = {"protocol": PROTOCOL, "numpy": np.__version__, "torch": None, "cuda": False, "device": "cpu",
+            "uid": os.getuid()}
+    try:
+        import torch
+
+        info["torch"] = torch.__version__
+        if torch.cuda.is_available():
+            info["cuda"] = True
+            info["device"] = torch.cuda.get_device_name(0)
+    except Exception as err:  # no torch: the torch tasks will say so
+        info["torch_error"] = cap("%s: %s" % (type(err).__name__, err))
+    _write_json(out_dir, "reply.json", info)
 
 
 def _reset_torch(torch):
@@ -65,85 +67,125 @@ def _reset_torch(torch):
     torch.set_float32_matmul_precision("highest")
 
 
-def environment(out_path):
-    """What the student's kernel runs on: library versions and whether CUDA is there."""
-    info = {"numpy": np.__version__, "torch": None, "cuda": False, "device": "cpu", "uid": os.getuid()}
+def _op_names(func):
+    names = [getattr(func, "__name__", ""), getattr(func, "__qualname__", "")]
     try:
-        import torch
+        names.append(str(getattr(func, "_name", "") or ""))
+        if type(func).__name__ in ("OpOverload", "OpOverloadPacket"):
+            names.append(str(func))
+    except Exception:  # noqa: BLE001
+        pass
+    return " ".join(n for n in names if isinstance(n, str)).lower()
 
-        info["torch"] = torch.__version__
-        if torch.cuda.is_available():
-            info["cuda"] = True
-            info["device"] = torch.cuda.get_device_name(0)
-    except Exception as err:  # no torch: the torch tasks will say so
-        info["torch_error"] = f"{type(err).__name__}: {str(err)[:MAX_TEXT]}"
-    _write_json(out_path, info)
+
+def _forbidden(func):
+    names = _op_names(func)
+    return next((family for family in FORBIDDEN_FAMILIES if family in names), None)
 
 
 class _Watch:
-    """A TorchFunctionMode for one call: counts rows multiplied by given weights (the KV-cache probe) and
-    notes forbidden functions however they were reached (an alias saved earlier, a helper, getattr)."""
+    """The tripwire and the projection counter for one call.
 
-    def __init__(self, torch, weights, forbidden):
-        self.torch, self.weights, self.forbidden = torch, weights, set(forbidden)
+    The function mode sees forbidden functions however they were reached (an alias saved earlier, a
+    helper, getattr, torch.ops.aten); the dispatch mode adds the fused kernels underneath. Projections:
+    rows multiplied by each named weight, or by anything made from it (a transpose, a fused QKV matrix).
+    """
+
+    def __init__(self, torch, weights, tripwire):
+        self.torch, self.tripwire = torch, tripwire
+        self.weights = weights  # name -> tensor
         self.rows = {name: 0 for name in weights}
         self.forbidden_called = set()
+        self.derived = _IdentityMap()  # tensor -> names of the weights it was made from
+        for name, w in weights.items():
+            self.derived[w] = {name}
 
-    def mode(self):
+    def _sources(self, values):
+        found = set()
+        for v in values:
+            if isinstance(v, (list, tuple)):
+                found |= self._sources(v)
+            elif isinstance(v, self.torch.Tensor):
+                found |= self.derived.get(v, set())
+        return found
+
+    def function_mode(self):
         torch, watch = self.torch, self
-
-        def storage(t):
-            try:
-                return t.untyped_storage().data_ptr()
-            except Exception:
-                return None
-
-        def is_weight(t, w):
-            return t is w or storage(t) == storage(w)
 
         class Mode(torch.overrides.TorchFunctionMode):
             def __torch_function__(self, func, types, args=(), kwargs=None):
-                name = getattr(func, "__name__", "")
-                if name in watch.forbidden:
-                    watch.forbidden_called.add(name)
-                if name in MATMULS:
-                    tensors = [a for a in args if isinstance(a, torch.Tensor)]
-                    for weight_name, w in watch.weights.items():
-                        others = [t for t in tensors if not is_weight(t, w)]
-                        if others and len(others) < len(tensors):  # w is an operand
-                            watch.rows[weight_name] += others[0].numel() // max(1, w.shape[0])
+                kwargs = kwargs or {}
+                family = _forbidden(func) if watch.tripwire else None
+                if family:
+                    watch.forbidden_called.add(_op_names(func).split()[0] or family)
+                result = func(*args, **kwargs)
+                if watch.weights:
+                    watch._count(func, args, kwargs, result)
+                return result
+
+        return Mode()
+
+    def dispatch_mode(self):
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        watch = self
+
+        class Mode(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                if _forbidden(func):
+                    watch.forbidden_called.add(_op_names(func).split()[0])
                 return func(*args, **(kwargs or {}))
 
         return Mode()
 
+    def _count(self, func, args, kwargs, result):
+        operands = list(args) + list(kwargs.values())
+        sources = self._sources(operands)
+        if not sources:
+            return
+        name = getattr(func, "__name__", "")
+        if name in MATMULS:
+            tensors = [a for a in operands if isinstance(a, self.torch.Tensor)]
+            others = [t for t in tensors if not self.derived.get(t)]
+            if others:
+                for weight in sources:
+                    width = self.weights[weight].shape[0]  # d_model: the dimension a projection contracts
+                    self.rows[weight] += others[0].numel() // max(1, width)
+            return
+        if isinstance(result, self.torch.Tensor):  # a view, copy or concatenation of a weight is that weight
+            self.derived[result] = set(sources)
 
-def call(function, spec_path, out_dir):
+
+class _IdentityMap:
+    """Tensor -> value by identity (a tensor's == is elementwise), forgotten when the tensor is."""
+
+    def __init__(self):
+        self._items = {}
+
+    def get(self, key, default=None):
+        entry = self._items.get(id(key))
+        return entry[1] if entry is not None and entry[0]() is key else default
+
+    def __setitem__(self, key, value):
+        self._items[id(key)] = (weakref.ref(key), value)
+
+
+def call(function, call_dir, out_dir):
     """Call the student's function on the inputs the grader wrote; describe and save what comes back."""
-    with open(spec_path) as f:
-        spec = json.load(f)
-    meta = {"ok": False}
     try:
-        meta = _call(function, spec, out_dir)
+        reply = _call(function, call_dir, out_dir)
     except BaseException as err:  # noqa: BLE001 (student code may raise anything, SystemExit too)
         if isinstance(err, KeyboardInterrupt):
             raise
-        meta = {"ok": False, "error": f"{type(err).__name__}: {str(err)[:MAX_TEXT]}"}
-    _write_json(os.path.join(out_dir, "meta.json"), meta)
+        reply = {"protocol": PROTOCOL, "ok": False, "error": cap("%s: %s" % (type(err).__name__, err))}
+    _write_json(out_dir, "reply.json", reply)
 
 
-def _call(function, spec, out_dir):
-    fn = _main_namespace().get(function)
-    if not callable(fn):
-        return {"ok": False, "error": f"function `{function}` is not defined"}
-    torch = None
-    if spec["framework"] == "torch":
-        import torch
-
-        _reset_torch(torch)
+def _load_args(spec, call_dir, torch):
     args, kwargs, named = [], {}, {}
     for arg in spec["args"]:
         if arg["kind"] == "array":
-            value = np.load(os.path.join(out_dir, arg["file"]), allow_pickle=False)
+            value = np.load(os.path.join(call_dir, arg["file"]), allow_pickle=False)
             if value.dtype.kind == "f":
                 value = value.astype(arg["dtype"])
             if torch is not None:
@@ -157,38 +199,112 @@ def _call(function, spec, out_dir):
             kwargs[arg["name"]] = value
         else:
             args.append(value)
+    return args, kwargs, named
+
+
+def _call(function, call_dir, out_dir):
+    with open(os.path.join(call_dir, "call.json")) as f:
+        spec = json.load(f)
+    ns = _main_namespace()
+    fn = ns.get(function)
+    if not callable(fn):
+        return {"protocol": PROTOCOL, "ok": False, "error": "function `%s` is not defined" % function}
+    torch = None
+    if spec["framework"] == "torch":
+        import torch
+
+        _reset_torch(torch)
+    args, kwargs, named = _load_args(spec, call_dir, torch)
+    saved = {name: ns.get(name, _MISSING) for name in spec.get("substitutes", {})}
+    ns.update({name: SUBSTITUTES[impl] for name, impl in spec.get("substitutes", {}).items()})
     watch = None
-    if torch is not None:
-        watch = _Watch(torch, {n: named[n] for n in spec.get("count_projections", [])}, spec.get("tripwire", []))
-        with watch.mode():
+    try:
+        if torch is not None:
+            watch = _Watch(torch, {n: named[n] for n in spec.get("count_projections", [])}, spec.get("tripwire", False))
+            if spec.get("tripwire"):
+                with watch.dispatch_mode(), watch.function_mode():
+                    result = fn(*args, **kwargs)
+            else:
+                with watch.function_mode():
+                    result = fn(*args, **kwargs)
+        else:
             result = fn(*args, **kwargs)
+    finally:
+        for name, value in saved.items():
+            if value is _MISSING:
+                ns.pop(name, None)
+            else:
+                ns[name] = value
+    if isinstance(result, (tuple, list)):
+        form, items = ("tuple" if isinstance(result, tuple) else "list"), list(result)
     else:
-        result = fn(*args, **kwargs)
-    items = list(result) if isinstance(result, (tuple, list)) else [result]
-    outputs = [_save(item, os.path.join(out_dir, f"out{i}.npy")) for i, item in enumerate(items[:8])]
-    meta = {"ok": True, "returned": "tuple" if isinstance(result, (tuple, list)) else "single", "outputs": outputs}
+        form, items = "single", [result]
+    reply = {"protocol": PROTOCOL, "ok": True, "form": form, "count": len(items),
+             "outputs": [_save(item, out_dir, "out%d.npy" % i) for i, item in enumerate(items[:MAX_OUTPUTS])]}
     if spec.get("return_inputs"):
-        meta["inputs_after"] = [_save(named[a["name"]], os.path.join(out_dir, f"in{i}.npy")) for i, a in enumerate(spec["args"]) if a["kind"] == "array"]
+        arrays = [a for a in spec["args"] if a["kind"] == "array"]
+        reply["inputs_after"] = [_save(named[a["name"]], out_dir, "in%d.npy" % i) for i, a in enumerate(arrays)]
     if watch is not None:
-        meta["projected_rows"] = watch.rows
-        meta["forbidden_called"] = sorted(watch.forbidden_called)
-    return meta
+        reply["forbidden_called"] = sorted(watch.forbidden_called)
+        if spec.get("count_projections"):
+            reply["projected_rows"] = watch.rows
+    return reply
 
 
-def _save(item, path):
-    kind = type(item).__name__
-    if kind == "Tensor" or (hasattr(item, "detach") and hasattr(item, "device")):
-        desc = {"kind": "tensor", "dtype": str(item.dtype).replace("torch.", ""), "device": item.device.type, "shape": list(item.shape)}
+_MISSING = object()
+
+
+def _save(item, out_dir, name):
+    path = os.path.join(out_dir, name)
+    if type(item).__name__ == "Tensor" or (hasattr(item, "detach") and hasattr(item, "device") and hasattr(item, "shape")):
+        desc = {"kind": "tensor", "dtype": str(item.dtype).replace("torch.", ""), "device": item.device.type,
+                "shape": list(item.shape), "file": None}
+        if item.ndim == 0:
+            return {"kind": "scalar", "value": describe(item)} if item.device.type != "meta" else desc
         if item.device.type != "meta":
             data = item.detach().cpu()
             if desc["dtype"] in ("bfloat16", "float16"):
                 data = data.float()
             np.save(path, np.ascontiguousarray(data.numpy()), allow_pickle=False)
-            desc["file"] = os.path.basename(path)
+            desc["file"] = name
         return desc
-    if isinstance(item, np.ndarray):
+    if isinstance(item, np.ndarray) and item.ndim > 0:
         if item.dtype.kind not in "biuf":
-            return {"kind": "other", "type": f"ndarray of {item.dtype}"}
+            return {"kind": "other", "type": "ndarray of %s" % item.dtype}
         np.save(path, np.ascontiguousarray(item), allow_pickle=False)
-        return {"kind": "ndarray", "dtype": str(item.dtype), "device": "cpu", "shape": list(item.shape), "file": os.path.basename(path)}
-    return {"kind": "scalar", "value": describe(item)}
+        return {"kind": "ndarray", "dtype": str(item.dtype), "device": "cpu", "shape": list(item.shape), "file": name}
+    value = describe(item)
+    if value["t"] in ("int", "float", "bool", "fraction", "decimal"):
+        return {"kind": "scalar", "value": value}
+    return {"kind": "other", "type": cap(value.get("v") or value["t"], 80)}
+
+
+# Known-correct minimal implementations of earlier tasks, bound under the student's names while a later
+# task that builds on them is graded (a bug is charged once). Plain NumPy and torch only.
+
+def _softmax_numpy(x, axis=-1, *args, **kwargs):
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    e = np.exp(shifted)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _sdpa_torch(q, k, v, mask=None, *args, **kwargs):
+    import math
+
+    import torch
+
+    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask.to(torch.bool), float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    weights = torch.where(torch.isnan(weights), torch.zeros_like(weights), weights)
+    return weights @ v, weights
+
+
+def _causal_mask_torch(T, device=None, *args, **kwargs):
+    import torch
+
+    return torch.ones(T, T, dtype=torch.bool, device=device).tril()
+
+
+SUBSTITUTES = {"softmax": _softmax_numpy, "scaled_dot_product_attention": _sdpa_torch, "causal_mask": _causal_mask_torch}

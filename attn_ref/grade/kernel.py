@@ -1,7 +1,9 @@
 """The student's notebook in its own Jupyter kernel (jupyter_client), driven from the grader's process.
 
-The grader only sends code and reads files of plain data back; it never unpickles or executes anything
-the kernel produces. Each run has a timeout; a kernel that hangs past an interrupt is restarted.
+The grader sends code and reads the kernel's shell replies as untrusted data: bounded in size (a larger
+message drops the connection), in number (only the shell channel is connected: nothing floods IOPub
+into the grader) and in time (every wait checks its deadline). Each start of the kernel gets fresh
+folders from the jail; a kernel that hangs past an interrupt is restarted.
 """
 
 from __future__ import annotations
@@ -11,104 +13,188 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import zmq
 from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 
-from .sandbox import Sandbox
+from ..protocol import Status, cap
+from .safeio import is_kernel_socket, lock_dir, make_private_dir
+from .sandbox import Jail, kernel_argv, write_launcher_files
 
 KERNEL_NAME = "python3"  # Gradescope's kernel; whatever the notebook names is ignored
+MAX_MESSAGE = 4 << 20  # a shell message larger than this drops the connection (the run then times out)
+MAX_QUEUED = 32  # shell messages queued in the grader at most
+INTERRUPT_GRACE = 5.0
 
 
 class KernelStartError(Exception):
     """The student's kernel did not start (a broken student environment, or limits too tight)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Outcome:
-    status: str  # "ok" | "error" | "timeout" | "dead"
+    status: Status
     error: str = ""
 
 
-class Kernel:
-    """One python3 kernel in ``workdir``, launched through the sandbox."""
+def _context(ipc: bool) -> zmq.Context:
+    context = zmq.Context()
+    context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE)
+    context.setsockopt(zmq.RCVHWM, MAX_QUEUED)
+    if ipc:  # never reconnect to a path that may have changed since it was checked
+        context.setsockopt(zmq.RECONNECT_IVL, -1)
+    return context
 
-    def __init__(self, workdir: Path, folder: Path, sandbox: Sandbox, startup_timeout: float = 60):
-        self.workdir, self.startup_timeout = workdir, startup_timeout
-        self.kernels_dir, self.env = sandbox.prepare(folder, workdir)
-        self.log_path = folder / "kernel.log"
-        self.log = open(self.log_path, "ab")  # the kernel process's own stdout/stderr, not the notebook's
+
+class Kernel:
+    """One python3 kernel of one submission, started through its jail; restarts get fresh folders."""
+
+    def __init__(self, jail: Jail, notebook_name: str, notebook_bytes: bytes, startup_timeout: float = 60):
+        self.jail, self.startup_timeout = jail, startup_timeout
+        self.notebook = (notebook_name, notebook_bytes)
         self.generation = 0  # how many times a kernel was started: a change means state was lost
+        self.km = self.kc = self.context = self.log = None
         self._start()
 
-    def _start(self):
+    # ---- starting ----------------------------------------------------------------------------------
+
+    def _start(self) -> None:
         self.generation += 1
-        specs = KernelSpecManager(kernel_dirs=[str(self.kernels_dir)], ensure_native_kernel=False)
-        self.km = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=specs)
-        self.km.start_kernel(cwd=str(self.workdir), env=self.env, stdout=self.log, stderr=self.log)
-        self.kc = self.km.client()
-        self.kc.start_channels()
+        jail, plan = self.jail, self.jail.plan
+        folder = make_private_dir(jail.base, f"start-{self.generation}")
+        self.workdir = jail.kernel_dir(folder, "work", {self.notebook[0]: self.notebook[1]})
+        tmpdir = jail.kernel_dir(folder, "tmp")
+        conn_dir = make_private_dir(folder, "conn")
+        sock_dir = jail.kernel_dir(folder, "sock") if plan.bwrap else None
+        kernels = write_launcher_files(folder, jail.launch_config(self.workdir, tmpdir, conn_dir, sock_dir), kernel_argv(plan))
+        self.context = _context(ipc=sock_dir is not None)
+        transport = {"transport": "ipc", "ip": str(sock_dir / "k")} if sock_dir else {}
+        specs = KernelSpecManager(kernel_dirs=[str(kernels)], ensure_native_kernel=False)
+        self.km = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=specs, context=self.context, **transport)
+        self.km.connection_file = str(conn_dir / "grader.json")
+        self.log_path = folder / "kernel.log"
+        self.log = open(self.log_path, "wb")  # the launcher's and kernel's own output; capped by RLIMIT_FSIZE
+        deadline = time.monotonic() + self.startup_timeout
         try:
-            self.kc.wait_for_ready(timeout=self.startup_timeout)
-        except RuntimeError:
+            self.km.start_kernel(cwd=str(folder), env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+                                 stdout=self.log, stderr=self.log)
+            if sock_dir is not None:
+                self._check_sockets(sock_dir, deadline)
+            self.kc = self.km.client()
+            self.kc.start_channels(shell=True, iopub=False, stdin=False, hb=False, control=False)
+            self._wait_for_ready(deadline)
+        except KernelStartError:
             self.shutdown()
-            self.log.flush()
-            tail = self.log_path.read_text(errors="replace")[-500:]
-            raise KernelStartError(f"the notebook's kernel did not start: {tail}") from None
+            raise
+        except Exception as err:  # noqa: BLE001 - jupyter_client raises many kinds
+            self.shutdown()
+            raise KernelStartError(f"the notebook's kernel did not start ({type(err).__name__}: {cap(str(err), 200)})") from None
+
+    def _fail_start(self, why: str) -> KernelStartError:
+        self.log.flush()
+        try:
+            tail = self.log_path.read_bytes()[-600:].decode(errors="replace")
+        except OSError:
+            tail = ""
+        return KernelStartError(f"the notebook's kernel did not start ({why}): {tail}")
+
+    def _check_sockets(self, sock_dir: Path, deadline: float) -> None:
+        """Wait for the kernel's five sockets, take the folder back, and check each with lstat."""
+        info = self.km.get_connection_info()
+        paths = [Path(f"{info['ip']}-{info[port]}") for port in ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")]
+        while not all(p.exists() or p.is_symlink() for p in paths):
+            if not self.km.is_alive():
+                raise self._fail_start("it exited")
+            if time.monotonic() > deadline:
+                raise self._fail_start("no sockets")
+            time.sleep(0.02)
+        lock_dir(sock_dir)  # from here on the kernel cannot swap an entry
+        owner = self.jail.owner if self.jail.own_uid else None
+        if not all(is_kernel_socket(p, owner) for p in paths):
+            raise self._fail_start("its sockets were replaced")
+
+    def _wait_for_ready(self, deadline: float) -> None:
+        msg_id = self.kc.kernel_info()
+        while time.monotonic() < deadline:
+            if not self.km.is_alive():
+                raise self._fail_start("it exited")
+            if self._next_reply(msg_id, 0.1) is not None:
+                return
+        raise self._fail_start("no answer")
+
+    def _next_reply(self, msg_id: str, timeout: float) -> dict | None:
+        """The content of the shell reply to ``msg_id``, or None; anything else is skipped, malformed or not."""
+        try:
+            msg = self.kc.get_shell_msg(timeout=timeout)
+        except queue.Empty:
+            return None
+        except (ValueError, TypeError, KeyError, RecursionError, MemoryError, zmq.ZMQError):
+            return None  # unreadable, unsigned or oversized: not a reply
+        parent = msg.get("parent_header") if isinstance(msg, dict) else None
+        if not isinstance(parent, dict) or parent.get("msg_id") != msg_id:
+            return None
+        content = msg.get("content")
+        return content if isinstance(content, dict) else {"status": "error", "ename": "MalformedReply"}
+
+    # ---- running code ------------------------------------------------------------------------------
 
     def run(self, code: str, timeout: float) -> Outcome:
-        """Execute ``code``; wait at most ``timeout`` seconds. Outputs are drained and discarded."""
+        """Execute ``code``; wait at most ``timeout`` seconds (then interrupt, then restart)."""
         msg_id = self.kc.execute(code, store_history=False, allow_stdin=False, stop_on_error=False)
         deadline = time.monotonic() + timeout
         while True:
             if not self.km.is_alive():
-                return Outcome("dead", "the kernel died (the code exited or crashed it)")
+                return Outcome(Status.DEAD, "the kernel died (the code exited or crashed it)")
             if time.monotonic() > deadline:
                 return self._interrupt(msg_id, timeout)
-            try:
-                msg = self.kc.get_shell_msg(timeout=0.1)
-            except queue.Empty:
-                self._drain_iopub()
+            content = self._next_reply(msg_id, 0.1)
+            if content is None:
                 continue
-            if msg["parent_header"].get("msg_id") != msg_id:
-                continue
-            self._drain_iopub()
-            content = msg["content"]
             if content.get("status") == "ok":
-                return Outcome("ok")
-            return Outcome("error", f"{content.get('ename', 'Error')}: {str(content.get('evalue', ''))[:300]}")
+                return Outcome(Status.OK)
+            return Outcome(Status.ERROR, f"{cap(content.get('ename'), 80) or 'Error'}: {cap(content.get('evalue'), 300)}")
 
     def _interrupt(self, msg_id: str, timeout: float) -> Outcome:
         """Interrupt a run past its time; restart the kernel if the interrupt does not take."""
-        self.km.interrupt_kernel()
-        deadline = time.monotonic() + 5
+        try:
+            self.km.interrupt_kernel()
+        except Exception:  # noqa: BLE001 - the kernel may be gone already
+            pass
+        deadline = time.monotonic() + INTERRUPT_GRACE
         while time.monotonic() < deadline and self.km.is_alive():
-            try:
-                msg = self.kc.get_shell_msg(timeout=0.2)
-            except queue.Empty:
-                continue
-            if msg["parent_header"].get("msg_id") == msg_id:
-                return Outcome("timeout", f"stopped after {timeout:.0f} s")
+            if self._next_reply(msg_id, 0.2) is not None:
+                return Outcome(Status.TIMEOUT, f"stopped after {timeout:.0f} s")
         self.restart()
-        return Outcome("timeout", f"stopped after {timeout:.0f} s (the kernel had to be restarted)")
+        return Outcome(Status.TIMEOUT, f"stopped after {timeout:.0f} s (the kernel had to be restarted)")
 
-    def _drain_iopub(self):
-        while True:
-            try:
-                self.kc.get_iopub_msg(timeout=0)
-            except queue.Empty:
-                return
+    # ---- stopping ----------------------------------------------------------------------------------
 
-    def restart(self):
+    def restart(self) -> None:
         self.shutdown()
         self._start()
 
-    def shutdown(self):
-        try:
-            self.kc.stop_channels()
-        finally:
-            if self.km.has_kernel:
-                self.km.shutdown_kernel(now=True)
+    def shutdown(self) -> None:
+        """Stop this kernel and every process it started (the jail ends them all)."""
+        if self.kc is not None:
+            try:
+                self.kc.shell_channel.stop()
+            except Exception:  # noqa: BLE001
+                pass
+            self.kc = None
+        if self.km is not None:
+            try:
+                if self.km.has_kernel:
+                    self.km.shutdown_kernel(now=True)
+            except Exception:  # noqa: BLE001
+                pass
+            self.km = None
+        self.jail.kill_processes()
+        if self.context is not None:
+            self.context.destroy(linger=0)
+            self.context = None
+        if self.log is not None:
+            self.log.close()
+            self.log = None
 
-    def close(self):
-        self.shutdown()
-        self.log.close()
+    def is_alive(self) -> bool:
+        return self.km is not None and self.km.is_alive()

@@ -1,14 +1,27 @@
-"""Starts the student's kernel: limits, a minimal environment, and (as root) another user.
+"""Starts the student's kernel: its connection file, limits, a minimal environment, its uid, its sandbox.
 
-Run by jupyter_client as the kernel command: `python launch.py CONFIG.json -- KERNEL_ARGV...`.
-Standard library only: it runs with the grader's interpreter before anything else is imported.
+Run by jupyter_client as the kernel command: `python -I launch.py CONFIG.json -- KERNEL_ARGV... -f CONN`.
+Standard library only. As root it writes the kernel's copy of the connection file into a fresh folder
+only root can write (O_EXCL, no links followed, owner set on the descriptor), then drops to the kernel's
+uid for good before anything of the kernel runs; it never touches a path the kernel could write.
 """
 
 import json
 import os
 import resource
-import shutil
+import signal
 import sys
+
+
+def _connection_copy(original: str, private: str, uid: int, gid: int) -> None:
+    with open(original, "rb") as f:
+        data = f.read()
+    fd = os.open(private, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        os.fchown(fd, uid, gid)
+        os.write(fd, data)
+    finally:
+        os.close(fd)
 
 
 def main() -> None:
@@ -22,28 +35,29 @@ def main() -> None:
         pass
     uid, gid = config.get("uid"), config.get("gid")
     if uid is not None:
-        # The connection file is root's; the kernel gets its own copy in a folder it owns.
-        original = argv[argv.index("-f") + 1]
-        private = os.path.join(config["connection_dir"], "connection.json")
-        shutil.copyfile(original, private)
-        os.chown(private, uid, gid)
-        os.chmod(private, 0o600)
-        argv[argv.index("-f") + 1] = private
+        # root's connection file is 0600; the kernel reads its own copy, which it cannot replace
+        where = argv.index("-f") + 1
+        _connection_copy(argv[where], config["connection_copy"], uid, gid)
+        argv[where] = config["connection_copy"]
     for name, value in config["limits"].items():
         limit = getattr(resource, name)
         soft, hard = resource.getrlimit(limit)
         value = value if hard == resource.RLIM_INFINITY else min(value, hard)
         resource.setrlimit(limit, (value, value))
+    os.umask(0o077)
     if uid is not None:
         os.setgroups([])
-        os.setgid(gid)
-        os.setuid(uid)
-    env = dict(config["env"])
-    for key in ("JPY_PARENT_PID", "JPY_SESSION_NAME"):  # the kernel exits if the grader dies
-        if key in os.environ:
-            env[key] = os.environ[key]
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
+        if os.getuid() != uid or os.geteuid() != uid:
+            raise SystemExit("could not drop to the kernel's uid")
     os.chdir(config["workdir"])
-    os.execve(argv[0], argv, env)
+    if config.get("wrapper"):
+        # bubblewrap's own process would die of the grader's interrupt (SIGINT); the kernel installs its
+        # own handler while it runs code, so interrupts still reach it.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        argv = config["wrapper"] + argv
+    os.execve(argv[0], argv, dict(config["env"]))
 
 
 if __name__ == "__main__":

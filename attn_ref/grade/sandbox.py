@@ -1,28 +1,38 @@
-"""Where and as whom the student's kernel runs, with which limits; and ending what it leaves behind.
+"""Where, as whom and in what the student's kernel runs: resolved once per run, from run-time probes.
 
-On Gradescope (root), setup.sh makes an unprivileged user and a student environment without attn_ref or
-the checks, and writes them to sandbox.json beside checks.json. On a TA's machine (not root) the kernel
-runs as the TA's own user: that protects the scores (no student code in the grader, nothing unpickled),
-not the TA's files.
+Two independent layers (README, "Security"):
+
+* **A fresh uid per submission** where the grader is root (Gradescope, a TA as root): a number with no
+  passwd entry, claimed with a lock and never reused while anything of it lives; umask 077; rlimits;
+  ended with kill(-1) sent from that uid until nothing is left; its files in shared temporary folders and
+  its SysV IPC removed afterwards.
+* **Namespaces** where bubblewrap works (probed: Docker's seccomp, Ubuntu's AppArmor rule and macOS stop
+  it): the kernel sees only its folders, the student environment and a private /tmp, in its own PID,
+  network, IPC and mount namespaces; it talks to the grader over Unix sockets.
+
+A user without namespaces gets neither: the kernel runs as that user ("unsandboxed"), and only its
+descendants are ended. The kernel always runs in a student environment where attn_ref is not importable.
 """
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
-import pwd
+import shutil
+import subprocess
 import sys
-import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import psutil
+from . import cleanup
+from .safeio import make_kernel_dir, make_private_dir, write_new
 
 LAUNCHER = Path(__file__).with_name("launch.py")
-PR_SET_CHILD_SUBREAPER = 36
+PROBE_TIMEOUT = 30
+STUDENT_ENV_ROOT = Path("/opt/attn-ref/student")  # setup.sh's place on Gradescope; `make` uses it as root
 
-# Runs in the kernel's interpreter before ipykernel: attn_ref (the grader's reference) is not importable.
+# Runs in the kernel's interpreter before ipykernel: attn_ref is not importable (defence in depth: the
+# student environment does not have it, and a kernel can remove this hook).
 KERNEL_BOOT = """
 import sys
 class _NoGraderImports:
@@ -37,104 +47,297 @@ kernelapp.launch_new_instance()
 """
 
 
-@dataclass
-class Sandbox:
-    python: str = sys.executable  # the interpreter of the student's environment
-    user: str | None = None  # run the kernel as this user (only when the grader is root)
+class SandboxError(Exception):
+    """The kernel cannot be run as asked (no student environment, a sandbox that does not work)."""
+
+
+@dataclass(frozen=True)
+class Limits:
     memory_bytes: int | None = 4 << 30  # address space (torch maps ~1.5 GB at import); None: no cap (CUDA)
-    max_processes: int = 64  # for a dedicated user; a shared user gets its current count on top
+    processes: int = 64
     file_size_bytes: int = 256 << 20
     cpu_seconds: int = 900
-    exclusive: bool = True  # one submission at a time: every process of a dedicated user may be ended
-    warnings: list[str] = field(default_factory=list)
+    disk_bytes: int = 1 << 30  # everything the kernel writes, all files together
+    disk_files: int = 20000
+    tmp_bytes: int = 256 << 20  # the private /tmp inside the namespaces (memory-backed)
 
-    @classmethod
-    def configured(cls, autograder: str | Path | None = None, python: str | None = None, user: str | None = None) -> "Sandbox":
-        """From arguments, then ATTN_REF_KERNEL_PYTHON / ATTN_REF_KERNEL_USER, then sandbox.json."""
-        settings = {}
-        if autograder is not None and Path(autograder, "sandbox.json").is_file():
-            settings = json.loads(Path(autograder, "sandbox.json").read_text())
-        python = python or os.environ.get("ATTN_REF_KERNEL_PYTHON") or settings.get("kernel_python") or sys.executable
-        user = user or os.environ.get("ATTN_REF_KERNEL_USER") or settings.get("kernel_user")
-        box = cls(python=python, user=user)
-        if box.user and os.geteuid() != 0:
-            box.warnings.append(f"not root: the kernel runs as this user, not as {box.user!r}")
-            box.user = None
-        if box.user is None and os.geteuid() == 0:
-            box.warnings.append("the kernel ran as root: set a kernel user (see README) to keep it from the grader's files")
-        return box
+
+@dataclass(frozen=True)
+class SandboxPlan:
+    """How every kernel of this run is confined; made by ``resolve``."""
+
+    python: str  # the student environment's interpreter
+    fresh_uids: bool  # root: each kernel gets its own uid
+    bwrap: str | None  # bubblewrap, where the probe showed namespaces work
+    mounts: tuple[str, ...] = ()  # folders the interpreter needs, bound read-only into the namespaces
+    tmp_size: bool = True  # bubblewrap can size the private /tmp
+    limits: Limits = field(default_factory=Limits)
+    warnings: tuple[str, ...] = ()
 
     @property
-    def account(self):
-        return pwd.getpwnam(self.user) if self.user else None
+    def mode(self) -> str:
+        layers = [name for name, on in (("fresh uid", self.fresh_uids), ("namespaces", self.bwrap)) if on]
+        return " + ".join(layers) or "unsandboxed"
 
-    def limits(self) -> dict[str, int]:
-        processes = self.max_processes
-        if self.account is None:  # RLIMIT_NPROC counts every process of the user
-            processes += sum(1 for p in psutil.process_iter(["uids"]) if p.info["uids"] and p.info["uids"].real == os.getuid())
-        limits = {"RLIMIT_NPROC": processes, "RLIMIT_FSIZE": self.file_size_bytes, "RLIMIT_CPU": self.cpu_seconds}
-        if self.memory_bytes:
-            limits["RLIMIT_AS"] = self.memory_bytes
-        return limits
+    @property
+    def unsandboxed(self) -> bool:
+        return not self.fresh_uids and self.bwrap is None
 
-    def kernel_env(self, workdir: Path) -> dict[str, str]:
-        """A minimal environment: nothing of the grader's (no PYTHONPATH, no tokens)."""
-        bin_dir = str(Path(self.python).parent)
+    def for_gpu(self) -> SandboxPlan:
+        """CUDA reserves far more address space than it uses, and needs the GPU's device files."""
+        return replace(self, limits=replace(self.limits, memory_bytes=None), bwrap=None,
+                       warnings=self.warnings + (("GPU runner: no namespaces (the kernel needs the GPU's devices)",)
+                                                 if self.bwrap else ()))
+
+    def describe(self) -> dict:
+        return {"mode": self.mode, "python": self.python, "unsandboxed": self.unsandboxed}
+
+
+# ---- resolving the plan ------------------------------------------------------------------------------
+
+def default_student_python() -> Path | None:
+    """The student environment `make release` creates: /opt/attn-ref/student as root, else .venv-student."""
+    candidates = []
+    if os.environ.get("ATTN_REF_STUDENT_ENV"):
+        candidates.append(Path(os.environ["ATTN_REF_STUDENT_ENV"]))
+    repo = Path(__file__).resolve().parents[2]
+    if os.geteuid() == 0:
+        candidates.append(STUDENT_ENV_ROOT)
+    candidates.append(repo / ".venv-student")
+    for env in candidates:
+        if (env / "bin" / "python").exists():
+            return env / "bin" / "python"
+    return None
+
+
+PYTHON_PROBE = (
+    "import importlib.util as u, json, sys; "
+    "print(json.dumps([sys.prefix, sys.base_prefix, u.find_spec('attn_ref') is None, u.find_spec('ipykernel') is not None]))"
+)
+
+
+def _probe_python(python: str, uid: int | None) -> tuple[str, str]:
+    """(prefix, base prefix) of the kernel's interpreter, run as the kernel would be; SandboxError if unusable."""
+    user = {"user": uid, "group": uid, "extra_groups": []} if uid is not None else {}
+    try:
+        done = subprocess.run([python, "-I", "-c", PYTHON_PROBE], capture_output=True, text=True, timeout=PROBE_TIMEOUT,
+                              env={"PATH": "/usr/bin:/bin", "HOME": "/"}, cwd="/", **user)
+        prefix, base, clean, has_kernel = json.loads(done.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        who = f"uid {uid}" if uid is not None else "this user"
+        raise SandboxError(f"the student environment's interpreter {python} does not run as {who}"
+                           + (": it and every folder above it must be readable by other users (make release puts "
+                              f"it in {STUDENT_ENV_ROOT} as root)" if uid is not None else "")) from None
+    if not clean:
+        raise SandboxError(f"{python} can import attn_ref, the grader's reference: grade with a student environment "
+                           "(make release creates one; see README), not the grader's own")
+    if not has_kernel:
+        raise SandboxError(f"{python} has no ipykernel: it is not a student environment (make release creates one)")
+    return prefix, base
+
+
+def _bwrap_works(bwrap: str, uid: int | None) -> bool:
+    user = {"user": uid, "group": uid, "extra_groups": []} if uid is not None else {}
+    try:
+        done = subprocess.run([bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc",
+                               "--dev", "/dev", "true"], capture_output=True, timeout=PROBE_TIMEOUT, cwd="/", **user)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+def _bwrap_sizes_tmpfs(bwrap: str) -> bool:
+    try:
+        return "--size" in subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=PROBE_TIMEOUT).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+_PLANS: dict[tuple, SandboxPlan] = {}
+
+
+def resolve(autograder: str | Path | None = None, python: str | None = None, namespaces: str = "auto") -> SandboxPlan:
+    """The plan for this run: the kernel's interpreter (argument, ATTN_REF_KERNEL_PYTHON, the autograder's
+    sandbox.json, the student environment of `make release`), fresh uids as root, and namespaces where
+    the probe shows bubblewrap works (``namespaces``: "auto", "require" or "off"; ATTN_REF_NAMESPACES)."""
+    namespaces = os.environ.get("ATTN_REF_NAMESPACES", namespaces)
+    if namespaces not in ("auto", "require", "off"):
+        raise SandboxError(f"namespaces must be auto, require or off, not {namespaces!r}")
+    settings = {}
+    if autograder is not None and Path(autograder, "sandbox.json").is_file():
+        settings = json.loads(Path(autograder, "sandbox.json").read_text())
+    python = python or os.environ.get("ATTN_REF_KERNEL_PYTHON") or settings.get("kernel_python")
+    if not python:
+        found = default_student_python()
+        if found is None:
+            raise SandboxError("no student environment to run submissions in: run `make release` (it creates one), "
+                               "or pass --kernel-python PATH")
+        python = str(found)
+    key = (python, namespaces, os.geteuid())
+    if key in _PLANS:
+        return _PLANS[key]
+    root = os.geteuid() == 0
+    probe_uid = cleanup.claim_uid() if root else None
+    warnings = []
+    try:
+        prefix, base = _probe_python(python, probe_uid.uid if probe_uid else None)
+        bwrap = shutil.which("bwrap") if namespaces != "off" else None
+        if bwrap and not _bwrap_works(bwrap, probe_uid.uid if probe_uid else None):
+            bwrap = None
+    finally:
+        if probe_uid is not None:
+            probe_uid.release()
+    if namespaces == "require" and bwrap is None:
+        raise SandboxError("namespaces were required but bubblewrap does not work here (not installed, or user "
+                           "namespaces are blocked: Docker's seccomp profile, Ubuntu's AppArmor rule, macOS)")
+    if bwrap is None:
+        why = "turned off" if namespaces == "off" else "bubblewrap missing or blocked here"
+        warnings.append(f"no namespaces ({why}): the kernel sees this machine's files "
+                        + ("as a fresh uid of its own" if root else "and acts AS YOUR USER: unsandboxed"))
+    mounts = tuple(sorted({str(Path(p).resolve()) for p in (prefix, base)}))
+    plan = SandboxPlan(python=python, fresh_uids=root, bwrap=bwrap, mounts=mounts,
+                       tmp_size=bool(bwrap) and _bwrap_sizes_tmpfs(bwrap), warnings=tuple(warnings))
+    _PLANS[key] = plan
+    return plan
+
+
+# ---- one submission's confinement --------------------------------------------------------------------
+
+def kernel_env(plan: SandboxPlan, workdir: Path, tmpdir: Path) -> dict[str, str]:
+    """A minimal environment: nothing of the grader's (no PYTHONPATH, no tokens)."""
+    bin_dir = str(Path(plan.python).parent)
+    return {
+        "PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(workdir),
+        "USER": "student",
+        "LOGNAME": "student",
+        "LANG": "C.UTF-8",
+        "TMPDIR": str(tmpdir),
+        "MPLBACKEND": "Agg",
+        "MPLCONFIGDIR": str(workdir / ".matplotlib"),
+        "IPYTHONDIR": str(workdir / ".ipython"),
+        "JUPYTER_RUNTIME_DIR": str(workdir / ".jupyter"),
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+
+
+def _system_binds() -> list[str]:
+    args = []
+    for top in ("/usr", "/etc"):
+        args += ["--ro-bind", top, top]
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    return args
+
+
+class Jail:
+    """One submission's confinement: its uid (fresh as root), its folders under ``base``, and its end.
+
+    Every folder the kernel may write is made here, fresh, inside ``base``, which only the grader writes.
+    Made by the supervisor before it forks the grading process; both use it.
+    """
+
+    def __init__(self, plan: SandboxPlan, base: Path):
+        self.plan, self.base = plan, base
+        self._claim = cleanup.claim_uid() if plan.fresh_uids else None
+        self.uid = self._claim.uid if self._claim else os.getuid()
+        self.gid = self.uid if self._claim else os.getgid()
+        self.exchange = make_private_dir(base, "exchange")
+        self.ended = False
+
+    @property
+    def own_uid(self) -> bool:
+        """Whether the kernel runs as a uid of its own (the grader is root)."""
+        return self._claim is not None
+
+    @property
+    def owner(self) -> int:
+        """The uid every file the kernel writes belongs to."""
+        return self.uid
+
+    def kernel_dir(self, parent: Path, name: str, files: dict[str, bytes] | None = None) -> Path:
+        """A fresh folder for the kernel, with ``files`` written by the grader before it is handed over."""
+        path = make_kernel_dir(parent, name, None, None)
+        for file_name, data in (files or {}).items():
+            write_new(path / file_name, data, 0o600)
+            if self.own_uid:
+                os.chown(path / file_name, self.uid, self.gid, follow_symlinks=False)
+        if self.own_uid:
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+            try:
+                os.fchown(fd, self.uid, self.gid)
+            finally:
+                os.close(fd)
+        return path
+
+    def launch_config(self, workdir: Path, tmpdir: Path, conn_dir: Path, sock_dir: Path | None) -> dict:
+        """What launch.py needs to start one kernel: who, with which limits, in what."""
+        limits = self.plan.limits
+        nproc = limits.processes
+        if not self.own_uid:  # RLIMIT_NPROC counts every process of the user
+            nproc += cleanup.count_processes(self.uid)
+        rlimits = {"RLIMIT_NPROC": nproc, "RLIMIT_FSIZE": limits.file_size_bytes, "RLIMIT_CPU": limits.cpu_seconds,
+                   "RLIMIT_CORE": 0}
+        if limits.memory_bytes:
+            rlimits["RLIMIT_AS"] = limits.memory_bytes
         return {
-            "PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",
-            "HOME": str(workdir),
-            "LANG": "C.UTF-8",
-            "MPLBACKEND": "Agg",
-            "IPYTHONDIR": str(workdir / ".ipython"),
-            "JUPYTER_RUNTIME_DIR": str(workdir / ".jupyter"),
-            "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
-            "PYTHONDONTWRITEBYTECODE": "1",
+            "uid": self.uid if self.own_uid else None,
+            "gid": self.gid if self.own_uid else None,
+            "connection_copy": str(conn_dir / "kernel.json"),
+            "limits": rlimits,
+            "env": kernel_env(self.plan, workdir, Path("/tmp") if self.plan.bwrap else tmpdir),
+            "workdir": str(workdir),
+            "wrapper": self._bwrap_argv(workdir, conn_dir, sock_dir) if self.plan.bwrap else None,
         }
 
-    def prepare(self, folder: Path, workdir: Path) -> tuple[Path, dict]:
-        """Write the kernelspec and the launcher's config under ``folder``; returns (kernels dir, env)."""
-        account = self.account
-        config = {"workdir": str(workdir), "env": self.kernel_env(workdir), "limits": self.limits()}
-        if account is not None:
-            connection_dir = folder / "connection"
-            connection_dir.mkdir()
-            for path in (workdir, connection_dir):
-                os.chown(path, account.pw_uid, account.pw_gid)
-                os.chmod(path, 0o700)
-            config.update(uid=account.pw_uid, gid=account.pw_gid, connection_dir=str(connection_dir))
-        config_path = folder / "launch.json"
-        config_path.write_text(json.dumps(config))
-        spec_dir = folder / "kernels" / "python3"
-        spec_dir.mkdir(parents=True)
-        argv = [sys.executable, str(LAUNCHER), str(config_path), "--", self.python, "-c", KERNEL_BOOT, "-f", "{connection_file}"]
-        (spec_dir / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": "Python 3 (graded)", "language": "python"}))
-        return folder / "kernels", config["env"]
+    def _bwrap_argv(self, workdir: Path, conn_dir: Path, sock_dir: Path | None) -> list[str]:
+        plan = self.plan
+        sized = ["--size", str(plan.limits.tmp_bytes)] if plan.tmp_size else []
+        argv = [plan.bwrap, "--die-with-parent", "--unshare-all", "--unshare-user", "--disable-userns", *sized, "--tmpfs", "/tmp",
+                *_system_binds()]
+        for mount in plan.mounts:
+            if not mount.startswith(("/usr/", "/etc/")):
+                argv += ["--ro-bind", mount, mount]
+        argv += ["--bind", str(workdir), str(workdir), "--ro-bind", str(conn_dir), str(conn_dir),
+                 "--bind", str(self.exchange), str(self.exchange)]
+        if sock_dir is not None:
+            argv += ["--bind", str(sock_dir), str(sock_dir)]
+        argv += ["--proc", "/proc", "--dev", "/dev", *sized, "--tmpfs", "/dev/shm", "--chdir", str(workdir), "--"]
+        return argv
 
-    def grant(self, path: Path) -> None:
-        """Let the kernel write into a folder the grader made (its user owns it)."""
-        account = self.account
-        if account is not None:
-            os.chown(path, account.pw_uid, account.pw_gid)
+    def kill_processes(self) -> int:
+        """End everything the kernel started; from the grading process (as root: every process of the uid,
+        which cannot be outrun; otherwise this process's descendants)."""
+        return cleanup.end_processes(self.uid if self.own_uid else None, set())
 
-
-def become_subreaper() -> None:
-    """Orphans of the kernel (double fork, setsid) re-parent to this process, so they can be ended."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    except (OSError, AttributeError):  # not Linux: process groups are all we have
-        warnings.warn("cannot become a child subreaper; orphaned processes may outlive grading", stacklevel=2)
+    def end(self) -> None:
+        """From the supervisor, once the grading process is gone: as root, kill whatever of the uid is left,
+        remove its files in shared folders and its SysV IPC, and release the uid."""
+        if self.ended:
+            return
+        self.ended = True
+        if self.own_uid:
+            cleanup.end_processes(self.uid, set())
+            cleanup.remove_uid_leftovers(self.uid)
+            self._claim.release()
 
 
-def end_processes(before: set[int], user: str | None) -> int:
-    """Kill every descendant started since ``before`` (and, for a dedicated user, all its processes)."""
-    victims = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
-    if user:
-        uid = pwd.getpwnam(user).pw_uid
-        victims += [p for p in psutil.process_iter(["uids"]) if p.info["uids"] and p.info["uids"].real == uid]
-    for p in victims:
-        try:
-            p.kill()
-        except psutil.Error:
-            pass
-    psutil.wait_procs(victims, timeout=5)
-    return len(victims)
+def write_launcher_files(folder: Path, config: dict, python_argv: list[str]) -> Path:
+    """The launcher's config and a kernelspec naming it; returns the kernels folder for jupyter_client."""
+    config_path = folder / "launch.json"
+    write_new(config_path, json.dumps(config).encode(), 0o600)
+    spec_dir = folder / "kernels" / "python3"
+    spec_dir.mkdir(parents=True)
+    argv = [sys.executable, "-I", str(LAUNCHER), str(config_path), "--", *python_argv, "-f", "{connection_file}"]
+    spec = {"argv": argv, "display_name": "Python 3 (graded)", "language": "python", "interrupt_mode": "signal"}
+    write_new(spec_dir / "kernel.json", json.dumps(spec).encode(), 0o600)
+    return folder / "kernels"
+
+
+def kernel_argv(plan: SandboxPlan) -> list[str]:
+    return [plan.python, "-c", KERNEL_BOOT]
+

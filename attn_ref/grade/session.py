@@ -1,4 +1,9 @@
-"""A graded run of one notebook: its kernel, the cells that run, and the calls the grader makes into it."""
+"""A graded run of one notebook: its kernel, the cells that run, and the calls the grader makes into it.
+
+Each exchange with the kernel happens in a fresh folder with an unguessable name: ``in/`` holds what the
+grader wrote (the kernel may only read it), ``out/`` is the kernel's, and what comes back is read from it
+through safeio (no links, no FIFOs, no hard links, bounded) and validated by the protocol.
+"""
 
 from __future__ import annotations
 
@@ -6,25 +11,31 @@ import ast
 import json
 import secrets
 import time
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-import psutil
-
+from .. import protocol
+from ..protocol import MalformedReply, Status
 from .kernel import Kernel, Outcome
-from .sandbox import Sandbox, end_processes
-from .scoring import read_reply
+from .safeio import UnsafeReply, make_private_dir, read_reply, write_new
+from .sandbox import Jail
 
 EXPLORATION_TAG = "exploration"
-HARNESS_SOURCE = resources.files(__package__).joinpath("harness.py").read_text()
+# The harness carries the protocol and the type rules it speaks (the kernel cannot import attn_ref).
+HARNESS_SOURCE = "\n\n".join(
+    resources.files(package).joinpath(name).read_text()
+    for package, name in (("attn_ref", "typerules.py"), ("attn_ref", "protocol.py"), (__package__, "harness.py"))
+)
 GRADING_MODE = "try:\n    import otter as _o\n    _o.Notebook.init_grading_mode('.')\n    del _o\nexcept Exception:\n    pass"
+SETUP_TIMEOUT = 60.0
 
 
 def is_otter_call(source: str) -> bool:
     """A cell that only calls grader.check/check_all/export: nothing to grade, skipped."""
     try:
         body = ast.parse(source).body
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return bool(body) and all(
         isinstance(stmt, ast.Expr)
@@ -43,7 +54,7 @@ def runnable_cells(nb) -> list[str]:
         cell.source
         for cell in nb.cells
         if cell.cell_type == "code"
-        and EXPLORATION_TAG not in cell.get("metadata", {}).get("tags", [])
+        and EXPLORATION_TAG not in (cell.get("metadata", {}).get("tags") or [])
         and not is_otter_call(cell.source)
     ]
 
@@ -52,32 +63,40 @@ class BudgetExhausted(Exception):
     """The overall time budget ran out."""
 
 
+@dataclass(frozen=True)
+class Exchange:
+    """One call's folders: ``inbox`` written by the grader, ``outbox`` by the kernel."""
+
+    inbox: Path
+    outbox: Path
+
+
 class NotebookSession:
-    """Runs the notebook once in a sandboxed kernel, then serves calls; re-runs it after a restart.
+    """Runs the notebook once in a confined kernel, then serves calls; re-runs it after a restart.
 
     A cell that kills the kernel is skipped on the re-run, so one ``os._exit`` costs only what it breaks.
     """
 
-    def __init__(self, cells: list[str], workdir: Path, folder: Path, sandbox: Sandbox, *,
-                 cell_timeout: float, notebook_timeout: float, deadline: float):
+    def __init__(self, cells: list[str], notebook: tuple[str, bytes], jail: Jail, *, cell_timeout: float,
+                 notebook_timeout: float, deadline: float):
         self.cells, self.cell_timeout, self.notebook_timeout, self.deadline = cells, cell_timeout, notebook_timeout, deadline
+        self.jail = jail
         self.handle = f"_grader_{secrets.token_hex(6)}"  # the harness's name in the kernel, unguessable
         self.errors: list[str] = []
         self.deadly: set[int] = set()  # cells that killed the kernel
         self.restarts = 0
-        self.sandbox = sandbox
-        self._before = {p.pid for p in psutil.Process().children(recursive=True)}
-        self.kernel = Kernel(workdir, folder, sandbox)
+        self.timed_out = False  # some cell or call ran past its time
+        self.kernel = Kernel(jail, *notebook)
         self._prepare()
 
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
 
-    def _prepare(self):
+    def _prepare(self) -> None:
         """Run the notebook (minus cells known to kill the kernel), then install the harness."""
         while True:
             generation = self.kernel.generation
-            self.kernel.run(GRADING_MODE, timeout=60)
+            self.kernel.run(GRADING_MODE, timeout=min(SETUP_TIMEOUT, max(self.remaining(), 1)))
             self.errors = []
             stop = time.monotonic() + min(self.notebook_timeout, max(self.remaining(), 0))
             for index, source in enumerate(self.cells):
@@ -87,14 +106,16 @@ class NotebookSession:
                 left = min(self.cell_timeout, stop - time.monotonic())
                 if left <= 0:
                     self.errors.append(f"code cell {index + 1} and later: not run (the notebook ran out of time)")
+                    self.timed_out = True
                     break
                 outcome = self.kernel.run(source, timeout=left)
-                if outcome.status != "ok":
+                if outcome.status is not Status.OK:
                     self.errors.append(f"code cell {index + 1}: {outcome.error}")
-                if outcome.status == "dead" or self.kernel.generation != generation:
+                    self.timed_out |= outcome.status is Status.TIMEOUT
+                if outcome.status is Status.DEAD or self.kernel.generation != generation:
                     self.deadly.add(index)
                     self.restarts += 1
-                    if outcome.status == "dead":
+                    if outcome.status is Status.DEAD:
                         self.kernel.restart()
                     break
             else:
@@ -102,36 +123,55 @@ class NotebookSession:
             if self.remaining() <= 0:
                 break
         install = f"{self.handle} = {{}}\nexec(compile({HARNESS_SOURCE!r}, '<grader>', 'exec'), {self.handle})"
-        self.kernel.run(install, timeout=60)
+        self.kernel.run(install, timeout=min(SETUP_TIMEOUT, max(self.remaining(), 1)))
 
-    def call(self, helper: str, *args, timeout: float) -> Outcome:
+    def exchange(self, label: str, files: dict[str, bytes] | None = None) -> Exchange:
+        """A fresh pair of folders for one call; the name is unguessable, so nothing can be planted in it."""
+        folder = make_private_dir(self.jail.exchange, f"{label}-{secrets.token_hex(8)}")
+        inbox = make_private_dir(folder, "in")
+        for name, data in (files or {}).items():
+            write_new(inbox / name, data)
+        return Exchange(inbox, self.jail.kernel_dir(folder, "out"))
+
+    def call(self, helper: str, *args: str, timeout: float) -> Outcome:
         left = min(timeout, self.remaining())
         if left <= 1:
             raise BudgetExhausted()
         code = f"{self.handle}[{helper!r}](" + ", ".join(repr(a) for a in args) + ")"
         generation = self.kernel.generation
         outcome = self.kernel.run(code, timeout=left)
-        if outcome.status == "dead":
+        self.timed_out |= outcome.status is Status.TIMEOUT
+        if outcome.status is Status.DEAD:
             self.kernel.restart()
         if self.kernel.generation != generation:
             self.restarts += 1
             self._prepare()  # a fresh kernel: run the notebook again for the calls still to come
         return outcome
 
-    def read_json(self, helper: str, path: Path, *args, timeout: float) -> tuple[dict | None, Outcome]:
-        outcome = self.call(helper, *args, str(path), timeout=timeout)
-        if outcome.status == "ok" and path.exists():
-            try:
-                reply = json.loads(read_reply(path))
-            except (ValueError, OSError):  # not JSON, not a plain file, too large
-                return None, Outcome("error", "unreadable reply")
-            return (reply, outcome) if isinstance(reply, dict) else (None, Outcome("error", "unreadable reply"))
-        return None, outcome
+    def reply(self, exchange: Exchange) -> bytes:
+        """The kernel's reply file of one exchange (UnsafeReply, FileNotFoundError if there is none)."""
+        return read_reply(exchange.outbox, "reply.json", owner=self.jail.owner)
 
-    def shutdown(self) -> int:
-        """Stop the kernel and end every process it left behind; returns how many were ended."""
+    def request(self, helper: str, parse, *args, timeout: float, label: str):
+        """Call a harness helper that writes one JSON reply; (parsed reply or None, Outcome)."""
+        exchange = self.exchange(label)
+        outcome = self.call(helper, *args, str(exchange.outbox), timeout=timeout)
+        if outcome.status is not Status.OK:
+            return None, outcome
         try:
-            self.kernel.close()
-        finally:
-            ended = end_processes(self._before, self.sandbox.user if self.sandbox.exclusive else None)
-        return ended
+            return parse(self.reply(exchange)), outcome
+        except FileNotFoundError:
+            return None, Outcome(Status.MALFORMED, "no reply came back")
+        except (UnsafeReply, MalformedReply, OSError) as err:
+            return None, Outcome(Status.MALFORMED, str(err))
+
+    def environment(self, timeout: float) -> dict:
+        env, _ = self.request("environment", protocol.parse_environment, timeout=timeout, label="environment")
+        return env or {}
+
+    def shutdown(self) -> None:
+        self.kernel.shutdown()
+
+
+def spec_bytes(spec: dict) -> bytes:
+    return json.dumps(spec).encode()

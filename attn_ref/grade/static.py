@@ -1,11 +1,30 @@
-"""Static checks on the submitted code: forbidden calls inside a task's function (or anything it calls).
+"""Static checks on the submitted code, parsed once: forbidden calls a task's function reaches, uses of the
+grader's reference, and integrity flags for TAs.
 
-Code cells are parsed after IPython's own transforms, so `%timeit` and `!cmd` lines do not break the parser.
+Forbidden calls are matched as op *families* (every overload and fused kernel of scaled dot-product or
+multi-head attention), in attribute chains rooted at torch (any alias: ``F``, ``nn``, ``torch.ops``,
+``torch._C``), in constant strings handed to ``getattr`` or an op lookup, and through anything bound
+at module level (assignments, lambdas, ``functools.partial``, containers, classes, helper functions),
+last binding wins as in the kernel. The student's own names are never flagged: c3's function is itself
+called ``scaled_dot_product_attention``. Code in cell magics (``%%capture``) is parsed too.
 """
 
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass, field
+
+# normalised (lower case, no underscores) family -> the contract's name for it
+FAMILIES = {
+    "scaleddotproduct": "torch.nn.functional.scaled_dot_product_attention",
+    "multiheadattention": "torch.nn.MultiheadAttention",
+    "flashattention": "torch.nn.functional.scaled_dot_product_attention",
+    "efficientattention": "torch.nn.functional.scaled_dot_product_attention",
+    "cudnnattention": "torch.nn.functional.scaled_dot_product_attention",
+}
+LOOKUPS = {"getattr", "attrgetter", "__getattr__", "__getattribute__", "_get_operation_overload", "_jit_get_operation",
+           "get", "__getitem__", "_get_schema", "lookup", "import_module", "__import__"}
+REFERENCE = "attn_ref"
 
 
 def python_source(cell_source: str) -> str:
@@ -15,88 +34,230 @@ def python_source(cell_source: str) -> str:
         return cell_source
     try:
         return TransformerManager().transform_cell(cell_source)
-    except Exception:
+    except Exception:  # noqa: BLE001
         return cell_source
 
 
-def _parse_cells(code_cells: list[str]) -> list[ast.AST]:
-    trees = []
-    for source in code_cells:
-        try:
-            trees.append(ast.parse(python_source(source)))
-        except SyntaxError:
-            continue  # the kernel reports it; nothing to inspect
+def _parse(source: str, depth: int = 0) -> list[ast.Module]:
+    """The cell as Python, plus the code of any cell magic in it (``%%capture``), parsed."""
+    try:
+        tree = ast.parse(python_source(source))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    trees = [tree]
+    if depth < 2:
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and _dotted(node.func).endswith("run_cell_magic") and len(node.args) >= 3
+                    and isinstance(node.args[2], ast.Constant) and isinstance(node.args[2].value, str)):
+                trees += _parse(node.args[2].value, depth + 1)
     return trees
 
 
-def _aliases(trees: list[ast.AST], forbidden: list[str]) -> dict[str, str]:
-    """Local names bound to forbidden objects: `from torch.nn.functional import scaled_dot_product_attention as f`."""
-    found = {}
-    for tree in trees:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                for alias in node.names:
-                    full = f"{node.module}.{alias.name}"
-                    for banned in forbidden:
-                        if full == banned or full.startswith(banned + "."):
-                            found[alias.asname or alias.name] = banned
-            elif isinstance(node, ast.Import):
-                for alias in node.names:
-                    for banned in forbidden:
-                        if alias.name == banned or alias.name.startswith(banned + "."):
-                            found[(alias.asname or alias.name).split(".")[0]] = banned
-    for tree in trees:  # `fast = F.scaled_dot_product_attention` binds an alias too
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Assign):
-                hits = _hits(node.value, forbidden, found, set())
-                for target in node.targets:
-                    if isinstance(target, ast.Name) and hits:
-                        found[target.id] = sorted(hits)[0]
-    return found
+def _dotted(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    elif isinstance(node, ast.Call):
+        parts.append(_dotted(node.func) + "()")
+    return ".".join(reversed(parts))
 
 
-def _hits(node: ast.AST, forbidden: list[str], aliases: dict[str, str], local_defs: set[str]) -> set[str]:
-    """Forbidden things one function body refers to: `X.attr`, an imported alias, or getattr(X, "attr")."""
-    leaf = {name.rsplit(".", 1)[-1]: name for name in forbidden}
-    hits = set()
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Attribute) and sub.attr in leaf:
-            hits.add(leaf[sub.attr])
-        elif isinstance(sub, ast.Name) and sub.id in aliases and sub.id not in local_defs:
-            hits.add(aliases[sub.id])
-        elif isinstance(sub, (ast.Import, ast.ImportFrom)):
-            hits.update(_aliases([sub], forbidden).values())
-        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "getattr":
-            for arg in sub.args[1:2]:
-                if isinstance(arg, ast.Constant) and arg.value in leaf:
-                    hits.add(leaf[arg.value])
-    return hits
+def _family(text: str) -> str | None:
+    key = text.lower().replace("_", "").replace(" ", "")
+    return next((family for family in FAMILIES if family in key), None)
 
 
-def _called_names(node: ast.AST) -> set[str]:
-    return {sub.id for sub in ast.walk(node) if isinstance(sub, ast.Name)}
+def _const_str(node: ast.AST) -> str | None:
+    """A string the code spells out: a constant, constants joined with +, an f-string of constants."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _const_str(node.left), _const_str(node.right)
+        return None if left is None or right is None else left + right
+    if isinstance(node, ast.JoinedStr):
+        parts = [_const_str(v) for v in node.values]
+        return None if None in parts else "".join(parts)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join" and node.args:
+        items = node.args[0].elts if isinstance(node.args[0], (ast.List, ast.Tuple)) else []
+        parts = [_const_str(v) for v in items]
+        glue = _const_str(node.func.value)
+        return None if None in parts or glue is None or not items else glue.join(parts)
+    return None
+
+
+@dataclass
+class _Binding:
+    """What a module-level name refers to at the end of the notebook (the last binding wins)."""
+
+    node: ast.AST | None  # a def or class, an assigned value, or None (an import, a loop variable)
+    imported: str = ""  # the dotted path an import bound it to
+
+
+@dataclass
+class Analysis:
+    forbidden: dict[str, list[str]] = field(default_factory=dict)  # task -> contract names it reaches
+    uses_reference: bool = False
+    flags: list[str] = field(default_factory=list)
+
+
+class _Module:
+    """The notebook's module-level names, and which of them lead to a forbidden thing."""
+
+    def __init__(self, trees: list[ast.Module]):
+        self.bindings: dict[str, _Binding] = {}
+        for tree in trees:
+            self._bind_block(tree.body)
+        self.torch_names = {name for name, b in self.bindings.items() if b.imported.split(".")[0] == "torch"}
+        self._grow_torch_aliases()
+        self.tainted: dict[str, set[str]] = {}
+        self._taint()
+
+    def _bind_block(self, body: list[ast.stmt]) -> None:
+        for stmt in body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.bindings[stmt.name] = _Binding(stmt)
+            elif isinstance(stmt, ast.Import):
+                for alias in stmt.names:
+                    if alias.asname:
+                        self.bindings[alias.asname] = _Binding(None, alias.name)
+                    else:
+                        top = alias.name.split(".")[0]
+                        self.bindings[top] = _Binding(None, top)
+            elif isinstance(stmt, ast.ImportFrom):
+                for alias in stmt.names:
+                    self.bindings[alias.asname or alias.name] = _Binding(None, f"{stmt.module or ''}.{alias.name}")
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for target in targets:
+                    for name in ast.walk(target):
+                        if isinstance(name, ast.Name):
+                            self.bindings[name.id] = _Binding(stmt.value)
+            elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
+                for name in ast.walk(stmt.target if isinstance(stmt, (ast.For, ast.AsyncFor)) else stmt):
+                    if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store):
+                        self.bindings[name.id] = _Binding(stmt)
+            for block in ("body", "orelse", "finalbody", "handlers"):
+                inner = getattr(stmt, block, None)
+                if isinstance(inner, list) and not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    self._bind_block([s for s in inner if isinstance(s, ast.stmt)] +
+                                     [s for h in inner if isinstance(h, ast.ExceptHandler) for s in h.body])
+
+    def _grow_torch_aliases(self) -> None:
+        """`F2 = torch.nn.functional`, `ops = torch.ops.aten`: names bound to torch objects are torch too."""
+        changed = True
+        while changed:
+            changed = False
+            for name, b in self.bindings.items():
+                if name in self.torch_names or b.imported or not isinstance(b.node, (ast.Attribute, ast.Name)):
+                    continue
+                if _dotted(b.node).split(".")[0] in self.torch_names:
+                    self.torch_names.add(name)
+                    changed = True
+
+    def direct_hits(self, node: ast.AST, local: set[str]) -> set[str]:
+        """Families a piece of code names itself: torch attribute chains and spelled-out lookups."""
+        hits = set()
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Attribute):
+                root = _dotted(sub).split(".")[0]
+                if root in self.torch_names and root not in local:
+                    family = _family(sub.attr)
+                    if family:
+                        hits.add(family)
+            elif isinstance(sub, ast.Call):
+                func = _dotted(sub.func).split(".")[-1]
+                if func in LOOKUPS:
+                    for arg in sub.args:
+                        text = _const_str(arg)
+                        family = _family(text) if text else None
+                        if family:
+                            hits.add(family)
+            elif isinstance(sub, ast.Subscript):
+                text = _const_str(sub.slice)
+                family = _family(text) if text else None
+                if family:
+                    hits.add(family)
+        return hits
+
+    def references(self, node: ast.AST, local: set[str]) -> set[str]:
+        return {sub.id for sub in ast.walk(node) if isinstance(sub, ast.Name) and sub.id in self.bindings
+                and sub.id not in local}
+
+    @staticmethod
+    def locals_of(node: ast.AST) -> set[str]:
+        """Names a function binds itself (its parameters and assignments), which shadow module names."""
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            return set()
+        args = node.args
+        names = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+        names |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                names.add(sub.id)
+        return names
+
+    def _own_hits(self, name: str) -> tuple[set[str], set[str]]:
+        b = self.bindings[name]
+        if b.imported:
+            if b.imported.split(".")[0] == REFERENCE:
+                return {"attn_ref"}, set()
+            family = _family(b.imported.rsplit(".", 1)[-1]) if b.imported.split(".")[0] == "torch" else None
+            return ({family} if family else set()), set()
+        if b.node is None:
+            return set(), set()
+        local = self.locals_of(b.node)
+        return self.direct_hits(b.node, local), self.references(b.node, local) - {name}
+
+    def _taint(self) -> None:
+        own, edges = {}, {}
+        for name in self.bindings:
+            own[name], edges[name] = self._own_hits(name)
+        self.tainted = {name: set(hits) for name, hits in own.items()}
+        changed = True
+        while changed:
+            changed = False
+            for name, refs in edges.items():
+                for ref in refs:
+                    extra = self.tainted[ref] - self.tainted[name]
+                    if extra:
+                        self.tainted[name] |= extra
+                        changed = True
+
+
+def _contract_names(hits: set[str], forbidden: list[str]) -> list[str]:
+    names = set()
+    for hit in hits:
+        if hit == "attn_ref":
+            if REFERENCE in forbidden:
+                names.add(REFERENCE)
+        elif any(_family(f.rsplit(".", 1)[-1]) for f in forbidden):
+            names.add(FAMILIES[hit])
+    return sorted(names)
 
 
 def forbidden_uses(code_cells: list[str], function: str, forbidden: list[str]) -> list[str]:
-    """The forbidden names that `function`, or a notebook function it reaches, refers to."""
-    trees = _parse_cells(code_cells)
-    defs: dict[str, ast.AST] = {}
-    for tree in trees:
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                defs[node.name] = node  # the last definition wins, as in the kernel
-    if function not in defs or not forbidden:
+    """The forbidden things that ``function``, or anything of the notebook it reaches, refers to."""
+    trees = [t for source in code_cells for t in _parse(source)]
+    return _forbidden(_Module(trees), function, forbidden)
+
+
+def _forbidden(module: _Module, function: str, forbidden: list[str]) -> list[str]:
+    binding = module.bindings.get(function)
+    if not forbidden or binding is None or not isinstance(binding.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return []
-    aliases = _aliases(trees, forbidden)
-    seen, todo, hits = set(), [function], set()
-    while todo:
-        name = todo.pop()
-        if name in seen or name not in defs:
-            continue
-        seen.add(name)
-        hits |= _hits(defs[name], forbidden, aliases, set(defs))
-        todo.extend(_called_names(defs[name]) & set(defs))
-    return sorted(hits)
+    return _contract_names(module.tainted.get(function, set()), forbidden)
+
+
+def analyse(code_cells: list[str], tasks: dict[str, tuple[str, list[str]]]) -> Analysis:
+    """Everything static about a notebook, parsed once: {task: (function, forbidden names)} -> Analysis."""
+    per_cell = [_parse(source) for source in code_cells]
+    module = _Module([t for trees in per_cell for t in trees])
+    forbidden = {task: _forbidden(module, function, names) for task, (function, names) in tasks.items()}
+    return Analysis({t: hits for t, hits in forbidden.items() if hits}, _uses_reference(per_cell, code_cells),
+                    _integrity_flags(per_cell, module))
 
 
 # What a TA should see: code that reaches for the grader's files, patches comparisons or otter, or
@@ -108,19 +269,10 @@ SUSPICIOUS_STRINGS = {
     ".OTTER_LOG": "refers to otter's log",
     "otter_config": "refers to otter's configuration",
     "tests/": "refers to a tests folder",
+    "/proc/": "reads other processes' information (/proc)",
 }
 DYNAMIC_IMPORTS = {"__import__", "import_module", "exec", "eval", "compile"}
 PATCHED_MODULES = {"np", "numpy", "torch", "otter", "math", "builtins", "json"}
-
-
-def _dotted(node: ast.AST) -> str:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 def _imported_modules(node: ast.Import | ast.ImportFrom) -> set[str]:
@@ -129,64 +281,54 @@ def _imported_modules(node: ast.Import | ast.ImportFrom) -> set[str]:
     return {n.split(".")[0] for n in names}
 
 
-def _imported_names(trees: list[ast.AST]) -> set[str]:
-    names = set()
-    for tree in trees:
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                names.update((a.asname or a.name).split(".")[0] for a in node.names)
-    return names
-
-
-def integrity_flags(code_cells: list[str]) -> list[str]:
+def _integrity_flags(per_cell: list[list[ast.Module]], module: _Module) -> list[str]:
     """Plain-language flags, each with the code cell it was found in."""
     flags = []
-    patched = PATCHED_MODULES | _imported_names(_parse_cells(code_cells))
-    for number, source in enumerate(code_cells, start=1):
-        try:
-            tree = ast.parse(python_source(source))
-        except SyntaxError:
-            continue
+    patched = PATCHED_MODULES | {name for name, b in module.bindings.items() if b.imported}
+    for number, trees in enumerate(per_cell, start=1):
         found = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                found.update(why for needle, why in SUSPICIOUS_STRINGS.items() if needle in node.value)
-            elif isinstance(node, (ast.Assign, ast.AugAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for target in targets:
-                    name = _dotted(target)
-                    if isinstance(target, ast.Attribute) and name.split(".")[0] in patched:
-                        found.add(f"replaces {name}")
-            elif isinstance(node, ast.Call) and _dotted(node.func) == "setattr" and node.args:
-                if _dotted(node.args[0]).split(".")[0] in patched:
-                    found.add(f"calls setattr on {_dotted(node.args[0])}")
-            elif isinstance(node, ast.FunctionDef) and node.name in ("__eq__", "__float__", "__bool__", "__index__"):
-                found.add(f"defines {node.name} (a value that may lie about itself)")
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                if "attn_ref" in _imported_modules(node):
+        for tree in trees:
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                    found.update(why for needle, why in SUSPICIOUS_STRINGS.items() if needle in node.value)
+                elif isinstance(node, (ast.Assign, ast.AugAssign)):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    for target in targets:
+                        name = _dotted(target)
+                        if isinstance(target, ast.Attribute) and name.split(".")[0] in patched:
+                            found.add(f"replaces {name}")
+                elif isinstance(node, ast.Call) and _dotted(node.func) == "setattr" and node.args:
+                    if _dotted(node.args[0]).split(".")[0] in patched:
+                        found.add(f"calls setattr on {_dotted(node.args[0])}")
+                elif isinstance(node, ast.FunctionDef) and node.name in ("__eq__", "__float__", "__bool__", "__index__"):
+                    found.add(f"defines {node.name} (a value that may lie about itself)")
+                elif isinstance(node, (ast.Import, ast.ImportFrom)) and REFERENCE in _imported_modules(node):
                     found.add("imports attn_ref (the grader's reference)")
         flags += [f"code cell {number}: {why}" for why in sorted(found)]
     return flags
 
 
-def uses_grader_reference(code_cells: list[str]) -> bool:
+def _uses_reference(per_cell: list[list[ast.Module]], sources: list[str]) -> bool:
     """Any mention of attn_ref: a submission that reaches for the answer key scores 0 on what it grades."""
-    for source in code_cells:
-        try:
-            tree = ast.parse(python_source(source))
-        except SyntaxError:
-            if "attn_ref" in source:
-                return True
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and node.id == "attn_ref":
-                return True
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                if "attn_ref" in _imported_modules(node):
+    for trees, source in zip(per_cell, sources):
+        if not trees and REFERENCE in source:
+            return True
+        for tree in trees:
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Name) and node.id == REFERENCE:
                     return True
-            if isinstance(node, ast.Call) and _dotted(node.func).split(".")[-1] in DYNAMIC_IMPORTS:
-                strings = [a.value for a in ast.walk(node) if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-                joined = "".join(strings)
-                if "attn" in joined and "ref" in joined:  # __import__("attn" + "_ref")
+                if isinstance(node, (ast.Import, ast.ImportFrom)) and REFERENCE in _imported_modules(node):
                     return True
+                if isinstance(node, ast.Call) and _dotted(node.func).split(".")[-1] in DYNAMIC_IMPORTS:
+                    joined = "".join(a.value for a in ast.walk(node) if isinstance(a, ast.Constant) and isinstance(a.value, str))
+                    if "attn" in joined and "ref" in joined:  # __import__("attn" + "_ref")
+                        return True
     return False
+
+
+def integrity_flags(code_cells: list[str]) -> list[str]:
+    return analyse(code_cells, {}).flags
+
+
+def uses_grader_reference(code_cells: list[str]) -> bool:
+    return analyse(code_cells, {}).uses_reference

@@ -6,6 +6,7 @@ Only the notebook is taken; every other file (.OTTER_LOG included) is ignored.
 from __future__ import annotations
 
 import io
+import os
 import warnings
 import zipfile
 from pathlib import Path
@@ -15,14 +16,24 @@ import nbformat
 from .kernel import KERNEL_NAME
 
 
+MAX_NOTEBOOK = 64 << 20  # a notebook's bytes (honest ones embed plots), checked before it is read or unpacked
+MAX_ARCHIVE_MEMBERS = 10_000
+MAX_FOLDER_ENTRIES = 10_000
+
+
 class SubmissionError(Exception):
     """A submission that cannot be graded; the message is shown to the student and the TA."""
+
+
+def _too_large(where: str, size: int) -> SubmissionError:
+    return SubmissionError(f"{where} is {size >> 20} MB; a notebook may be at most {MAX_NOTEBOOK >> 20} MB "
+                           "(clear large outputs and submit again)")
 
 
 def _read(data: bytes, where: str) -> nbformat.NotebookNode:
     try:
         nb = nbformat.reads(data.decode("utf-8"), as_version=4)
-    except Exception as err:  # NotJSONError, UnicodeDecodeError, validation failures
+    except Exception as err:  # NotJSONError, UnicodeDecodeError, RecursionError, validation failures
         raise SubmissionError(f"{where} is not a readable Jupyter notebook ({type(err).__name__})") from None
     if not isinstance(nb.get("cells"), list):
         raise SubmissionError(f"{where} has no cells")
@@ -47,25 +58,61 @@ def _from_zip(data: bytes, where: str) -> tuple[nbformat.NotebookNode, str]:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:
         raise SubmissionError(f"{where} is not a valid zip file") from None
-    name = _one([n for n in archive.namelist() if _is_notebook(n)], where)
-    return _read(archive.read(name), f"{where}:{name}"), Path(name).name
+    members = archive.infolist()
+    if len(members) > MAX_ARCHIVE_MEMBERS:
+        raise SubmissionError(f"{where} holds more than {MAX_ARCHIVE_MEMBERS} files")
+    name = _one([m.filename for m in members if _is_notebook(m.filename)], where)
+    size = archive.getinfo(name).file_size
+    if size > MAX_NOTEBOOK:  # checked before unpacking: a small zip can hold a huge notebook
+        raise _too_large(f"{where}:{name}", size)
+    with archive.open(name) as member:
+        data = member.read(MAX_NOTEBOOK + 1)
+    if len(data) > MAX_NOTEBOOK:
+        raise _too_large(f"{where}:{name}", len(data))
+    return _read(data, f"{where}:{name}"), Path(name).name
 
 
 def load(path: str | Path) -> tuple[nbformat.NotebookNode, str]:
     """(notebook, file name) of a submission; raises SubmissionError with a plain reason."""
     path = Path(path)
     if path.is_dir():
-        notebooks = [p for p in path.rglob("*.ipynb") if _is_notebook(str(p.relative_to(path)))]
-        zips = [p for p in path.rglob("*.zip") if not p.name.startswith(".")]
+        entries = _walk(path)
+        notebooks = [p for p in entries if p.suffix == ".ipynb" and _is_notebook(str(p.relative_to(path)))]
+        zips = [p for p in entries if p.suffix == ".zip" and not p.name.startswith(".")]
         if not notebooks and len(zips) == 1:
-            return _from_zip(zips[0].read_bytes(), zips[0].name)
+            return _from_zip(_bounded_read(zips[0], 4 * MAX_NOTEBOOK), zips[0].name)
         found = _one([str(p.relative_to(path)) for p in notebooks], f"the folder {path.name}")
-        return _read((path / found).read_bytes(), found), Path(found).name
+        return _read(_bounded_read(path / found, MAX_NOTEBOOK), found), Path(found).name
     if not path.exists():
         raise SubmissionError(f"{path} does not exist")
     if path.suffix == ".zip":
-        return _from_zip(path.read_bytes(), path.name)
-    return _read(path.read_bytes(), path.name), path.name
+        return _from_zip(_bounded_read(path, 4 * MAX_NOTEBOOK), path.name)
+    return _read(_bounded_read(path, MAX_NOTEBOOK), path.name), path.name
+
+
+def _walk(folder: Path) -> list[Path]:
+    """Files under a submission folder (no links followed), at most MAX_FOLDER_ENTRIES of them."""
+    found, stack = [], [folder]
+    while stack:
+        for entry in sorted(os.scandir(stack.pop()), key=lambda e: e.name):
+            if len(found) >= MAX_FOLDER_ENTRIES:
+                raise SubmissionError(f"the folder {folder.name} holds more than {MAX_FOLDER_ENTRIES} files")
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(Path(entry.path))
+            elif entry.is_file(follow_symlinks=False):
+                found.append(Path(entry.path))
+    return found
+
+
+def _bounded_read(path: Path, limit: int) -> bytes:
+    size = path.stat().st_size
+    if size > limit:
+        raise _too_large(path.name, size)
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise _too_large(path.name, len(data))
+    return data
 
 
 def check_assignment(nb: nbformat.NotebookNode, expected: str) -> None:

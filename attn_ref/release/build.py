@@ -26,23 +26,25 @@ CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
 SETUP_SH = """#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder image. It makes two environments:
 # the grader's (attn_ref's needs, no torch; root only) and the students' (numpy, torch, otter; no
-# attn_ref, no checks), an unprivileged user for the kernel, and makes the autograder's files root-only.
+# attn_ref, no checks), installs bubblewrap where the image allows (the grader probes whether it works),
+# and makes the autograder's files root-only. Each kernel then runs as a fresh uid of its own.
 set -euo pipefail
 SOURCE="${AUTOGRADER_ROOT:-/autograder}/source"
 PREFIX="${ATTN_REF_PREFIX:-/opt/attn-ref}"
-KERNEL_USER="${ATTN_REF_KERNEL_USER:-attnref-kernel}"
 TORCH_INDEX="${ATTN_REF_TORCH_INDEX-__TORCH_INDEX__}"
-PYTHON3="${ATTN_REF_PYTHON:-python3}"  # an interpreter the kernel's user can run too
+PYTHON3="${ATTN_REF_PYTHON:-python3}"  # an interpreter every user can run
 if ! "$PYTHON3" -c "import ensurepip, venv" >/dev/null 2>&1; then
     apt-get update -qq && apt-get install -y -qq python3-venv python3-pip >/dev/null
+fi
+if ! command -v bwrap >/dev/null 2>&1; then
+    (apt-get install -y -qq bubblewrap >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null 2>&1)) || true
 fi
 "$PYTHON3" -m venv "$PREFIX/grader"
 "$PREFIX/grader/bin/python" -m pip install -q --no-cache-dir -r "$SOURCE/requirements-grader.txt"
 "$PYTHON3" -m venv "$PREFIX/student"
 "$PREFIX/student/bin/python" -m pip install -q --no-cache-dir ${TORCH_INDEX:+--extra-index-url "$TORCH_INDEX"} \\
     -r "$SOURCE/requirements-student.txt"
-id -u "$KERNEL_USER" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$KERNEL_USER"
-printf '{"kernel_python": "%s", "kernel_user": "%s"}\\n' "$PREFIX/student/bin/python" "$KERNEL_USER" > "$SOURCE/sandbox.json"
+printf '{"kernel_python": "%s"}\\n' "$PREFIX/student/bin/python" > "$SOURCE/sandbox.json"
 chmod 755 "$PREFIX"
 chmod -R go-rwx "$PREFIX/grader" "$SOURCE"
 chmod -R a+rX "$PREFIX/student"

@@ -1,0 +1,318 @@
+"""Ending what a kernel leaves behind: its processes, its files in shared folders, its SysV IPC; and a
+guard on the disk it fills. Linux only where it matters (/proc); elsewhere only descendants are ended.
+
+As root the kernel has a uid of its own, so nothing of it can outrun the end: kill(-1, SIGKILL) sent from
+a process running as that uid reaches all of them in one pass (a fork racing it aborts), repeated until
+none is left, zombies reaped in between.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import os
+import pwd
+import random
+import shutil
+import signal
+import stat
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+UID_RANGE_ENV = "ATTN_REF_UID_RANGE"  # "first-last"
+DEFAULT_UID_RANGE = (61000, 64999)  # above login.defs' UID_MAX, below nobody, inside a container's mapping
+SHARED_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue")
+SCAN_LIMIT = 50_000  # entries visited per scan of the shared folders
+PR_SET_CHILD_SUBREAPER = 36
+PR_SET_DUMPABLE = 4
+
+
+# ---- uids --------------------------------------------------------------------------------------------
+
+class UidClaim:
+    """A uid held for one submission: a lock no other grader on this machine can take meanwhile."""
+
+    def __init__(self, uid: int, fd: int):
+        self.uid, self._fd = uid, fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def _uid_range() -> tuple[int, int]:
+    text = os.environ.get(UID_RANGE_ENV, "")
+    try:
+        first, last = (int(x) for x in text.split("-"))
+        if 0 < first <= last:
+            return first, last
+    except ValueError:
+        pass
+    return DEFAULT_UID_RANGE
+
+
+def _lock_dir() -> Path:
+    """A folder only root can write, for the uid locks (checked: not a link, root's, mode 0700)."""
+    for parent in ("/run", "/var/lib", tempfile.gettempdir()):
+        path = Path(parent) / "attn-ref-uids"
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+        except OSError:
+            continue
+        info = os.lstat(path)
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == 0 and info.st_mode & 0o077 == 0:
+            return path
+    raise OSError("no safe folder for the kernel uid locks (/run/attn-ref-uids is not root's)")
+
+
+def count_processes(uid: int) -> int:
+    count = 0
+    for p in psutil.process_iter(["uids"]):
+        uids = p.info["uids"]
+        if uids and uid in (uids.real, uids.effective, uids.saved):
+            count += 1
+    return count
+
+
+def claim_uid() -> UidClaim:
+    """A fresh uid: no passwd entry, no process, not held by another grading; its old leftovers removed."""
+    first, last = _uid_range()
+    known = {entry.pw_uid for entry in pwd.getpwall()}
+    busy = set()
+    for p in psutil.process_iter(["uids"]):
+        if p.info["uids"]:
+            busy.update(p.info["uids"])
+    candidates = [uid for uid in range(first, last + 1) if uid not in known and uid not in busy]
+    random.shuffle(candidates)
+    folder = _lock_dir()
+    for uid in candidates[:500]:
+        fd = os.open(folder / str(uid), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        if count_processes(uid):  # something of it lives (a zombie too): never reuse it
+            os.close(fd)
+            continue
+        remove_uid_leftovers(uid)
+        return UidClaim(uid, fd)
+    raise OSError(f"no free kernel uid in {first}-{last} (set {UID_RANGE_ENV})")
+
+
+# ---- processes ---------------------------------------------------------------------------------------
+
+def become_subreaper() -> bool:
+    """Orphans of the kernel (double fork, setsid) re-parent to this process, so they can be reaped."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def make_undumpable() -> None:
+    """No same-user process may read this one's memory or environment (defence in depth only)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def reap_zombies(spare: set[int] = frozenset()) -> None:
+    """Collect exited children (orphans re-parented here), except ``spare`` (waited for by their owners)."""
+    try:
+        children = psutil.Process().children()
+    except psutil.Error:
+        return
+    for child in children:
+        if child.pid in spare:
+            continue
+        try:
+            if child.status() == psutil.STATUS_ZOMBIE:
+                os.waitpid(child.pid, os.WNOHANG)
+        except (psutil.Error, ChildProcessError, OSError):
+            pass
+
+
+def _kill_all_as(uid: int) -> None:
+    """kill(-1, SIGKILL) from a child running as ``uid``: one pass reaches every process of it (a fork
+    racing the pass aborts). kill(-1) succeeds while any other process exists, so it says nothing about
+    what is left; the caller looks."""
+    pid = os.fork()
+    if pid == 0:  # the child only makes system calls, then leaves
+        try:
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            for _ in range(3):
+                os.kill(-1, signal.SIGKILL)
+        except BaseException:  # noqa: BLE001
+            os._exit(1)
+        os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def _living(uid: int) -> list[int]:
+    """Processes of ``uid`` that are not zombies (real, effective or saved uid)."""
+    found = []
+    for p in psutil.process_iter(["uids", "status"]):
+        uids = p.info["uids"]
+        if uids and uid in (uids.real, uids.effective, uids.saved) and p.info["status"] != psutil.STATUS_ZOMBIE:
+            found.append(p.pid)
+    return found
+
+
+def end_processes(uid: int | None, before: set[int], spare: set[int] = frozenset(), timeout: float = 10.0) -> int:
+    """End the kernel's processes: as root every process of its own ``uid`` (kill(-1) from that uid until
+    none is left); otherwise the descendants of this process that did not exist ``before`` (and are not
+    ``spare``). Zombies that came back to this process are reaped. Returns how many were ended."""
+    victims: set[int] = set()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if uid is not None:
+            alive = _living(uid)
+            if not alive:
+                break
+            victims.update(alive)
+            _kill_all_as(uid)
+        else:
+            try:
+                found = [p for p in psutil.Process().children(recursive=True) if p.pid not in before and p.pid not in spare]
+            except psutil.Error:
+                found = []
+            alive = [p for p in found if _alive(p)]
+            if not alive:
+                break
+            victims.update(p.pid for p in alive)
+            for p in alive:
+                try:
+                    p.kill()
+                except psutil.Error:
+                    pass
+        reap_zombies(spare)
+        time.sleep(0.005)
+    reap_zombies(spare)
+    return len(victims)
+
+
+def _alive(p: psutil.Process) -> bool:
+    try:
+        return p.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+# ---- files and IPC -----------------------------------------------------------------------------------
+
+def _uid_entries(uid: int):
+    """(parent dir fd path, name, is_dir) of every entry of ``uid`` in the shared folders, depth-limited."""
+    seen = 0
+    stack = [Path(d) for d in SHARED_DIRS if os.path.isdir(d) and not os.path.islink(d)]
+    while stack and seen < SCAN_LIMIT:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if info.st_uid == uid:
+                yield folder, entry.name, stat.S_ISDIR(info.st_mode), info
+            elif stat.S_ISDIR(info.st_mode) and info.st_mode & 0o002:  # another shared folder (/tmp/.X11-unix)
+                stack.append(folder / entry.name)
+
+
+def uid_disk_usage(uid: int) -> tuple[int, int]:
+    """(bytes, entries) that ``uid`` holds in the shared folders (top entries; folders of its own in full)."""
+    total = count = 0
+    for folder, name, is_dir, info in _uid_entries(uid):
+        total += info.st_blocks * 512
+        count += 1
+        if is_dir:
+            used, entries = tree_usage(folder / name)
+            total, count = total + used, count + entries
+    return total, count
+
+
+def tree_usage(path: Path, limit: int = SCAN_LIMIT) -> tuple[int, int]:
+    """(bytes, entries) under ``path``, never following links; stops counting at ``limit`` entries."""
+    total = count = 0
+    stack = [path]
+    while stack and count < limit:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            count += 1
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            total += info.st_blocks * 512
+            if stat.S_ISDIR(info.st_mode):
+                stack.append(Path(entry.path))
+    return total, count
+
+
+def _remove_entry(folder: Path, name: str, is_dir: bool) -> None:
+    dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        if is_dir:
+            shutil.rmtree(name, dir_fd=dir_fd, ignore_errors=True)  # fd-based: never follows a link
+        else:
+            os.unlink(name, dir_fd=dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+IPC_TABLES = {"shm": "shmid", "msg": "msqid", "sem": "semid"}
+IPC_RMID = 0
+
+
+def _ipc_objects(uid: int):
+    for table, id_column in IPC_TABLES.items():
+        try:
+            lines = Path(f"/proc/sysvipc/{table}").read_text().splitlines()
+        except OSError:
+            continue
+        header = lines[0].split() if lines else []
+        if id_column not in header or "uid" not in header:
+            continue
+        for line in lines[1:]:
+            fields = line.split()
+            if len(fields) == len(header) and int(fields[header.index("uid")]) == uid:
+                yield table, int(fields[header.index(id_column)])
+
+
+def remove_uid_leftovers(uid: int) -> int:
+    """Remove what ``uid`` left in shared temporary folders and shared memory, and its SysV IPC objects."""
+    removed = 0
+    for folder, name, is_dir, _ in list(_uid_entries(uid)):
+        _remove_entry(folder, name, is_dir)
+        removed += 1
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return removed
+    for table, ident in list(_ipc_objects(uid)):
+        if table == "shm":
+            libc.shmctl(ident, IPC_RMID, None)
+        elif table == "msg":
+            libc.msgctl(ident, IPC_RMID, None)
+        else:
+            libc.semctl(ident, 0, IPC_RMID)
+        removed += 1
+    return removed

@@ -1,0 +1,101 @@
+"""File operations on the trusted side that never follow a path the student's kernel could have planted.
+
+The rule (README, "Security"): the grader creates every folder the kernel may write, fresh, inside a
+folder only the grader can write; it writes the kernel's inputs before handing a folder over; and it
+reads what the kernel wrote through a descriptor of that folder, without following links, without
+blocking (a FIFO), and only from a regular file owned by the kernel with one link (no hard link to a
+root-only file) and of bounded size.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+REPLY_LIMIT = 64 << 20  # no single reply file is larger than this
+
+
+class UnsafeReply(ValueError):
+    """A file the kernel left that is not a plain, small, private file of its own."""
+
+
+def make_private_dir(parent: Path, name: str, mode: int = 0o711) -> Path:
+    """A fresh folder owned by the grader (the kernel may pass through it, not list or change it)."""
+    path = parent / name
+    os.mkdir(path, 0o700)  # fails if anything is there already
+    os.chmod(path, mode, follow_symlinks=False)
+    return path
+
+
+def make_kernel_dir(parent: Path, name: str, uid: int | None, gid: int | None) -> Path:
+    """A fresh folder the kernel may write: made by the grader in its own folder, then handed over."""
+    path = parent / name
+    os.mkdir(path, 0o700)
+    if uid is not None and uid != os.geteuid():
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        try:
+            os.fchown(fd, uid, gid)
+        finally:
+            os.close(fd)
+    return path
+
+
+def write_new(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Create a new file (never an existing one, never through a link) in a folder the grader owns."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+
+
+def read_reply(folder: Path, name: str, owner: int | None = None, limit: int = REPLY_LIMIT) -> bytes:
+    """The bytes of ``folder/name``, a file the kernel wrote; UnsafeReply for anything but a plain file.
+
+    ``owner``: the kernel's uid; the file must belong to it (a hard link to another user's file does not).
+    """
+    if "/" in name or name in ("", ".", ".."):
+        raise UnsafeReply(f"a reply named {name[:40]!r}, outside its folder")
+    dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY, dir_fd=dir_fd)
+        except FileNotFoundError:
+            raise
+        except OSError as err:  # ELOOP: a symbolic link; ENXIO: a socket
+            raise UnsafeReply(f"{name} is not a plain file ({err.strerror})") from None
+    finally:
+        os.close(dir_fd)
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise UnsafeReply(f"{name} is not a plain file")
+        if info.st_nlink != 1:
+            raise UnsafeReply(f"{name} has other names (a hard link)")
+        if owner is not None and info.st_uid != owner:
+            raise UnsafeReply(f"{name} does not belong to the kernel's user")
+        if info.st_size > limit:
+            raise UnsafeReply(f"{name} is larger than {limit >> 20} MB")
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise UnsafeReply(f"{name} is larger than {limit >> 20} MB")
+    return data
+
+
+def is_kernel_socket(path: Path, owner: int | None) -> bool:
+    """A Unix socket the kernel made (checked with lstat: a link is refused), before the grader connects."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISSOCK(info.st_mode) and (owner is None or info.st_uid == owner)
+
+
+def lock_dir(path: Path) -> None:
+    """Take a folder back from the kernel: owned by the grader, mode 0711 (its entries can no longer change)."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        if os.geteuid() == 0:
+            os.fchown(fd, 0, 0)
+        os.fchmod(fd, 0o711)
+    finally:
+        os.close(fd)

@@ -1,0 +1,277 @@
+"""Each submission is graded in a process of its own, watched by one that does not depend on it.
+
+The supervisor forks a grading process per submission, gives it a jail (a fresh uid as root, fresh
+folders), and waits for its results on a pipe. Whatever the grading process does (hang, die, get stuck
+draining a kernel), the supervisor ends it at its budget plus a margin, ends the kernel's processes, and
+still produces a score-0 result with the reason. A dead or killed grading process costs only its own
+submission. The supervisor is single-threaded (it forks), a child subreaper (orphans come back to it and
+are ended) and polls each kernel's disk use.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import psutil
+
+from . import cleanup
+from .sandbox import Jail, SandboxPlan
+
+MARGIN = 30.0  # seconds past a submission's budget before its grading process is ended
+MAX_RESULTS = 32 << 20  # the largest results a grading process may send
+GUARD_INTERVAL = 0.5
+DISK_TRIP_FILE = "disk-limit.txt"  # written by the supervisor in the jail's base when the disk guard trips
+
+
+@dataclass
+class Job:
+    """One submission to grade: ``run(jail)`` runs in the grading process and returns the results dict;
+    ``failed(reason, status)`` makes the results when it could not."""
+
+    key: str
+    run: Callable[[Jail], dict]
+    failed: Callable[[str, str], dict]
+    budget: float
+
+
+@dataclass
+class _Running:
+    job: Job
+    pid: int
+    fd: int
+    jail: Jail
+    deadline: float
+    started: float
+    data: bytearray = field(default_factory=bytearray)
+    eof: bool = False
+    exit_status: int | None = None
+    guard_note: str = ""
+
+
+def _child(job: Job, jail: Jail, fd: int) -> None:
+    """The grading process: never returns (os._exit), whatever happens."""
+    code = 1
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the supervisor; it ends this process
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        cleanup.become_subreaper()
+        if os.geteuid() != 0:
+            cleanup.make_undumpable()
+        results = job.run(jail)
+        data = json.dumps(results, ensure_ascii=False).encode()
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        code = 0
+    except BaseException:  # noqa: BLE001 - the supervisor reports it as a failed grading
+        traceback.print_exc()
+    finally:
+        os._exit(code)
+
+
+class Supervisor:
+    """Grades jobs in forked processes, at most ``jobs`` at once; see the module docstring."""
+
+    def __init__(self, plan: SandboxPlan, jobs: int = 1, margin: float = MARGIN):
+        self.plan, self.max_jobs, self.margin = plan, max(1, jobs), margin
+        self.running: dict[int, _Running] = {}
+        self.stopping = False
+        cleanup.become_subreaper()
+        self._before = {p.pid for p in psutil.Process().children(recursive=True)}
+
+    # ---- starting and ending one grading process ------------------------------------------------------
+
+    def _start(self, job: Job) -> None:
+        base = Path(tempfile.mkdtemp(prefix="attn-ref-grade-"))
+        base.chmod(0o711)  # the kernel's user may pass through, not list
+        jail = Jail(self.plan, base)
+        read_fd, write_fd = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_fd)
+            _child(job, jail, write_fd)
+        os.close(write_fd)
+        os.set_blocking(read_fd, False)
+        now = time.monotonic()
+        self.running[pid] = _Running(job, pid, read_fd, jail, now + job.budget + self.margin, now)
+
+    def _drain(self, run: _Running) -> None:
+        while not run.eof:
+            try:
+                chunk = os.read(run.fd, 1 << 20)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                run.eof = True
+            elif len(run.data) + len(chunk) > MAX_RESULTS:
+                run.data.clear()
+                run.eof = True
+            else:
+                run.data += chunk
+
+    def _kill_kernel(self, run: _Running) -> None:
+        """End the kernel's processes of one running job, not its grading process."""
+        if run.jail.own_uid:
+            cleanup.end_processes(run.jail.uid, set(), timeout=5)
+            return
+        try:
+            victims = psutil.Process(run.pid).children(recursive=True)
+        except psutil.Error:
+            return
+        for p in victims:
+            try:
+                p.kill()
+            except psutil.Error:
+                pass
+
+    def _finish(self, run: _Running, timed_out: bool) -> tuple[Job, dict]:
+        if timed_out or run.exit_status is None:
+            try:
+                os.kill(run.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            try:
+                os.waitpid(run.pid, 0)
+            except ChildProcessError:
+                pass
+        self._drain(run)
+        os.close(run.fd)
+        del self.running[run.pid]
+        results = None
+        if not timed_out and run.exit_status == 0 and run.data:
+            try:
+                results = json.loads(bytes(run.data))
+            except ValueError:
+                results = None
+        if results is None:
+            job = run.job
+            if timed_out:
+                reason = (f"grading did not finish within its time budget ({job.budget:.0f} s + {self.margin:.0f} s); "
+                          "a cell or call may hang")
+                results = job.failed(reason, "timeout")
+            elif run.guard_note:
+                results = job.failed(run.guard_note, "error: " + run.guard_note)
+            else:
+                results = job.failed("the grading process ended unexpectedly; please tell your TA",
+                                     "error: the grading process died")
+        if not isinstance(results, dict):
+            results = run.job.failed("the grading process sent no results", "error: no results")
+        results.setdefault("execution_time", round(time.monotonic() - run.started, 2))
+        self._end_jail(run.jail)
+        return run.job, results
+
+    def _end_jail(self, jail: Jail) -> None:
+        try:
+            jail.end()
+        finally:
+            self._sweep_orphans()
+            shutil.rmtree(jail.base, ignore_errors=True)
+
+    def _sweep_orphans(self) -> None:
+        """Processes that came back to this subreaper from a finished grading: ended (user mode)."""
+        live = set(self.running)
+        try:
+            children = psutil.Process().children()
+        except psutil.Error:
+            return
+        for child in children:
+            if child.pid in live or child.pid in self._before:
+                continue
+            try:
+                for p in [*child.children(recursive=True), child]:
+                    p.kill()
+            except psutil.Error:
+                pass
+        cleanup.reap_zombies(spare=live | self._before)
+
+    def _guard(self) -> None:
+        limits = self.plan.limits
+        for run in list(self.running.values()):
+            if run.guard_note:
+                continue
+            used, entries = cleanup.tree_usage(run.jail.base, limits.disk_files + 1)
+            if run.jail.own_uid:
+                more, count = cleanup.uid_disk_usage(run.jail.uid)
+                used, entries = used + more, entries + count
+            if used > limits.disk_bytes or entries > limits.disk_files:
+                run.guard_note = (f"the notebook wrote more than {limits.disk_bytes >> 20} MB to disk" if used > limits.disk_bytes
+                                  else f"the notebook made more than {limits.disk_files} files")
+                try:
+                    (run.jail.base / DISK_TRIP_FILE).write_text(run.guard_note)
+                except OSError:
+                    pass
+                self._kill_kernel(run)
+
+    # ---- the loop ----------------------------------------------------------------------------------------
+
+    def run(self, jobs: list[Job], on_done: Callable[[Job, dict], None],
+            prepare: Callable[[Job], str] | None = None) -> None:
+        """Grade every job (or until ``stop()``); ``on_done(job, results)`` is called once per finished job.
+
+        ``prepare(job)`` may answer "start", "wait" (try again later: another run holds it) or "skip".
+        On KeyboardInterrupt, what runs is ended (no results for it) and the interrupt goes on up.
+        """
+        queue = list(jobs)
+        next_guard = 0.0
+        try:
+            while (queue and not self.stopping) or self.running:
+                waiting = []
+                while queue and not self.stopping and len(self.running) < self.max_jobs:
+                    job = queue.pop(0)
+                    answer = prepare(job) if prepare else "start"
+                    if answer == "start":
+                        self._start(job)
+                    elif answer == "wait":
+                        waiting.append(job)
+                queue = waiting + queue
+                fds = [run.fd for run in self.running.values() if not run.eof]
+                if fds:
+                    select.select(fds, [], [], 0.1)
+                else:
+                    time.sleep(0.05)
+                now = time.monotonic()
+                for run in list(self.running.values()):
+                    self._drain(run)
+                    try:
+                        pid, status = os.waitpid(run.pid, os.WNOHANG)
+                    except ChildProcessError:
+                        pid, status = run.pid, 1 << 8
+                    if pid == run.pid:
+                        run.exit_status = os.waitstatus_to_exitcode(status)
+                        on_done(*self._finish(run, timed_out=False))
+                    elif now > run.deadline:
+                        on_done(*self._finish(run, timed_out=True))
+                if now >= next_guard:
+                    self._guard()
+                    self._sweep_orphans()
+                    next_guard = now + GUARD_INTERVAL
+        finally:
+            for run in list(self.running.values()):  # interrupted: end what is still running, report nothing
+                try:
+                    os.kill(run.pid, signal.SIGKILL)
+                    os.waitpid(run.pid, 0)
+                except (ProcessLookupError, ChildProcessError):
+                    pass
+                os.close(run.fd)
+                del self.running[run.pid]
+                self._end_jail(run.jail)
+
+    def stop(self) -> None:
+        """Start nothing new; what runs is ended by the caller leaving ``run`` (or finishes)."""
+        self.stopping = True

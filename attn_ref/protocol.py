@@ -1,0 +1,219 @@
+"""The wire formats between the grader and the student's kernel, defined once and validated where read.
+
+Standard library only: the grader sends this file's source into the kernel with the harness (the student
+environment has no attn_ref). The kernel's replies are untrusted data: ``parse_*`` accept exactly the
+structure below and raise ``MalformedReply`` for anything else; a value's *form* (tuple or list, 0-d
+tensor or float) is decided by the scoring's type rules, never here.
+
+A call (grader -> kernel, ``call.json`` in a folder the kernel can only read)::
+
+    {"protocol": 1, "function": "softmax", "framework": "numpy" | "torch",
+     "args": [{"name": "x", "kind": "array", "file": "arg0.npy", "dtype": "float32", "device": "cpu",
+               "keyword": false} | {"name": "axis", "kind": "value", "value": 0, "keyword": true}
+              | {"name": "device", "kind": "device", "device": "meta", "keyword": true}],
+     "return_inputs": bool, "count_projections": ["W_k", ...], "tripwire": bool,
+     "substitutes": {"softmax": "softmax", ...}}
+
+A call's reply (kernel -> grader, ``reply.json`` in a folder the kernel owns)::
+
+    {"protocol": 1, "ok": true, "form": "tuple" | "list" | "single", "count": 2,
+     "outputs": [OUTPUT, ...],             # the first MAX_OUTPUTS of them
+     "inputs_after": [OUTPUT, ...],        # only when return_inputs
+     "projected_rows": {"W_k": 16, ...},   # only when count_projections
+     "forbidden_called": ["scaled_dot_product_attention", ...]}
+    {"protocol": 1, "ok": false, "error": "ValueError: ..."}
+
+    OUTPUT = {"kind": "tensor" | "ndarray", "dtype": "float32", "device": "cpu", "shape": [2, 3],
+              "file": "out0.npy" | null}
+           | {"kind": "scalar", "value": DESCRIPTION}     # typerules.describe
+           | {"kind": "other", "type": "list"}
+
+Outcomes of running anything in the kernel are ``Status`` values, carried from where they happen.
+"""
+
+import json
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+PROTOCOL = 1
+MAX_TEXT = 300
+MAX_OUTPUTS = 8
+MAX_DIMS = 8
+MAX_ELEMENTS = 1 << 26
+DTYPES = frozenset({"float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                    "uint32", "uint64", "bool", "complex64", "complex128"})
+DESCRIPTION_KINDS = frozenset({"int", "float", "bool", "str", "fraction", "decimal", "dict", "ellipsis", "missing", "other"})
+_DEVICE = re.compile(r"^[a-z]{2,10}(:[0-9]{1,2})?$")
+_OUTPUT_FILE = re.compile(r"^(out|in)[0-9]\.npy$")
+
+
+class Status(str, Enum):
+    """What happened to one piece of work in the kernel."""
+
+    OK = "ok"  # it ran and replied
+    ERROR = "error"  # the student's code raised
+    TIMEOUT = "timeout"  # it ran past its time
+    DEAD = "dead"  # it killed the kernel
+    MALFORMED = "malformed"  # its reply broke the protocol
+    BUDGET = "budget"  # the submission's time budget ran out before it ran
+
+
+class MalformedReply(ValueError):
+    """A reply from the kernel that does not follow the protocol."""
+
+
+def cap(text, limit: int = MAX_TEXT) -> str:
+    """Student-originated text, as a bounded plain string."""
+    return text[:limit] if isinstance(text, str) else ""
+
+
+def load_json(data: bytes):
+    """JSON from the kernel: any failure to parse (deep nesting, bad bytes, memory) is a MalformedReply."""
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError, MemoryError) as err:
+        raise MalformedReply(f"the reply is not readable JSON ({type(err).__name__})") from None
+
+
+def _require(condition: bool, what: str) -> None:
+    if not condition:
+        raise MalformedReply(what)
+
+
+def _header(reply) -> dict:
+    _require(isinstance(reply, dict), "the reply is not an object")
+    _require(reply.get("protocol") == PROTOCOL, "the reply names another protocol version")
+    return reply
+
+
+def _is_int(value, low: int = 0, high: int = 1 << 62) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def valid_description(desc, depth: int = 0) -> bool:
+    """A value description as typerules.describe makes it (checked field by field)."""
+    if not isinstance(desc, dict) or desc.get("t") not in DESCRIPTION_KINDS:
+        return False
+    kind, value = desc["t"], desc.get("v")
+    if kind in ("ellipsis", "missing"):
+        return True
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "int":
+        return isinstance(value, int) and not isinstance(value, bool) and len(str(abs(value))) <= 40
+    if kind == "float":
+        return (isinstance(value, float) or value in ("nan", "inf", "-inf")) and not isinstance(value, bool)
+    if kind == "fraction":
+        return all(isinstance(desc.get(k), int) and not isinstance(desc.get(k), bool) and len(str(abs(desc[k]))) <= 40
+                   for k in ("n", "d")) and desc["d"] > 0
+    if kind in ("str", "decimal", "other"):
+        return isinstance(value, str) and len(value) <= MAX_TEXT
+    if kind == "dict":
+        return (depth == 0 and isinstance(value, list) and len(value) <= 50 and _is_int(desc.get("n", 0), 0)
+                and all(isinstance(p, list) and len(p) == 2 and valid_description(p[0], 1) and valid_description(p[1], 1)
+                        for p in value))
+    return False
+
+
+# ---- a call ------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Output:
+    """One value the student's function returned (or an input as it was after the call)."""
+
+    kind: str  # "tensor" | "ndarray" | "scalar" | "other"
+    dtype: str = ""
+    device: str = ""
+    shape: tuple[int, ...] = ()
+    file: str | None = None
+    value: dict | None = None  # a description, for kind == "scalar"
+    type: str = ""  # what it was, for kind == "other"
+
+
+@dataclass(frozen=True)
+class CallReply:
+    ok: bool
+    error: str = ""
+    form: str = "single"  # "tuple" | "list" | "single"
+    count: int = 0  # how many values came back (outputs holds the first MAX_OUTPUTS)
+    outputs: tuple[Output, ...] = ()
+    inputs_after: tuple[Output, ...] | None = None
+    projected_rows: dict | None = None
+    forbidden_called: tuple[str, ...] = ()
+
+
+def _output(raw, prefix: str) -> Output:
+    _require(isinstance(raw, dict), "an output is not an object")
+    kind = raw.get("kind")
+    if kind in ("tensor", "ndarray"):
+        dtype, device, shape, file = raw.get("dtype"), raw.get("device"), raw.get("shape"), raw.get("file")
+        _require(dtype in DTYPES, "an output has an unknown dtype")
+        _require(isinstance(device, str) and bool(_DEVICE.match(device)), "an output names an odd device")
+        _require(isinstance(shape, list) and len(shape) <= MAX_DIMS and all(_is_int(n, 0, MAX_ELEMENTS) for n in shape),
+                 "an output has an odd shape")
+        size = 1
+        for n in shape:
+            size *= n
+        _require(size <= MAX_ELEMENTS, "an output is too large")
+        _require(file is None or (isinstance(file, str) and bool(_OUTPUT_FILE.match(file)) and file.startswith(prefix)),
+                 "an output names an odd file")
+        _require(kind == "tensor" or (device == "cpu" and file is not None), "an array without values")
+        return Output(kind, dtype, device, tuple(shape), file)
+    if kind == "scalar":
+        _require(valid_description(raw.get("value")), "a scalar output is not a plain value")
+        return Output(kind, value=raw["value"])
+    if kind == "other":
+        return Output(kind, type=cap(raw.get("type"), 80))
+    raise MalformedReply("an output of an unknown kind")
+
+
+def parse_call_reply(data: bytes) -> CallReply:
+    """The validated reply to one call; MalformedReply for anything outside the protocol."""
+    reply = _header(load_json(data))
+    ok = reply.get("ok")
+    _require(isinstance(ok, bool), "the reply does not say whether the call worked")
+    forbidden = reply.get("forbidden_called", [])
+    _require(isinstance(forbidden, list) and len(forbidden) <= 16 and all(isinstance(f, str) for f in forbidden),
+             "the reply's forbidden calls are not a list of names")
+    forbidden = tuple(cap(f, 100) for f in forbidden)
+    if not ok:
+        return CallReply(False, error=cap(reply.get("error")) or "the call failed", forbidden_called=forbidden)
+    form, count, outputs = reply.get("form"), reply.get("count"), reply.get("outputs")
+    _require(form in ("tuple", "list", "single"), "the reply does not say what came back")
+    _require(isinstance(outputs, list) and len(outputs) <= MAX_OUTPUTS, "the reply's outputs are not a short list")
+    _require(_is_int(count, 0, 1 << 40) and count >= len(outputs) and (form != "single" or count == 1),
+             "the reply's count does not match its outputs")
+    _require(len(outputs) == min(count, MAX_OUTPUTS), "the reply's count does not match its outputs")
+    inputs = reply.get("inputs_after")
+    if inputs is not None:
+        _require(isinstance(inputs, list) and len(inputs) <= MAX_OUTPUTS, "the reply's inputs are not a short list")
+        inputs = tuple(_output(raw, "in") for raw in inputs)
+    rows = reply.get("projected_rows")
+    if rows is not None:
+        _require(isinstance(rows, dict) and len(rows) <= MAX_OUTPUTS
+                 and all(isinstance(k, str) and len(k) <= 20 and _is_int(v) for k, v in rows.items()),
+                 "the reply's projection counts are not plain counts")
+    return CallReply(True, form=form, count=count, outputs=tuple(_output(raw, "out") for raw in outputs),
+                     inputs_after=inputs, projected_rows=rows, forbidden_called=forbidden)
+
+
+# ---- answer values and the kernel's environment ----------------------------------------------------
+
+def parse_values(data: bytes, names: list[str]) -> dict[str, dict]:
+    """{name: description} for exactly ``names``; a name the reply lacks or garbles reads as missing."""
+    reply = _header(load_json(data))
+    values = reply.get("values")
+    _require(isinstance(values, dict), "the reply has no values")
+    return {name: values[name] if valid_description(values.get(name)) else {"t": "missing"} for name in names}
+
+
+def parse_environment(data: bytes) -> dict:
+    """What the kernel says it runs on, kept only where it has the expected type (it is for the record)."""
+    reply = _header(load_json(data))
+    env = {"numpy": cap(reply.get("numpy"), 40), "torch": cap(reply.get("torch"), 40) or None,
+           "cuda": reply.get("cuda") is True, "device": cap(reply.get("device"), 100) or "cpu",
+           "uid": reply.get("uid") if _is_int(reply.get("uid")) else None}
+    if isinstance(reply.get("torch_error"), str):
+        env["torch_error"] = cap(reply["torch_error"])
+    return env

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
@@ -61,6 +62,10 @@ def _grade(args) -> int:
     from .grade.core import load_autograder
     from .grade.sandbox import resolve
 
+    from .grade.cleanup import make_undumpable
+
+    if os.geteuid() != 0:
+        make_undumpable()  # a kernel running as this user cannot read this process's environment or memory
     limits = dict(cell_timeout=args.cell_timeout, call_timeout=args.call_timeout)
     try:
         plan = resolve(args.autograder, python=args.kernel_python, namespaces=args.namespaces)

@@ -1,10 +1,13 @@
-"""Hostile and broken submissions. Each scores no more than an honest wrong answer for what it attacks,
-leaks no expected value into what students see, leaves a valid results.json and no process behind.
+"""Hostile and broken submissions, each attack run for real in the mode where it matters.
 
-Two ways to grade: `local` (a TA's machine: the kernel runs as the grader's own user, this environment)
-and `gradescope` (the zip's own setup.sh and run_autograder, run for real as root: separate grader and
-student environments, an unprivileged kernel user, root-only autograder files). The second needs root,
-as on Gradescope and in CI.
+Modes (README, "Security"):
+* ``gradescope``: the zip's own setup.sh and run_autograder as root in a simulated /autograder, with
+  namespaces where bubblewrap works and with them forced off (Gradescope's Docker blocks them);
+* ``local``: `grade()` in this process as root (a TA as root): fresh uids, namespaces;
+* ``as_user``: `attn-ref grade` run by an ordinary user (a TA's laptop), with namespaces and forced off.
+
+Each attack scores no more than an honest wrong answer for what it attacks, leaks no expected value,
+leaves a valid results.json, no process of any kernel uid and no file of it in shared folders.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 from pathlib import Path
 
@@ -26,13 +30,23 @@ import pytest
 
 from attn_ref.answers import ANSWERS
 from attn_ref.grade import grade
+from attn_ref.grade.cleanup import DEFAULT_UID_RANGE
+from attn_ref.grade.sandbox import resolve
 from conftest import edit_notebook, max_scores, scores
 
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root, as on Gradescope and in CI")
-KERNEL_USER = "attnref-kernel"
+ATTACKS = Path(__file__).parent / "attacks"
 FAST = dict(cell_timeout=20, call_timeout=8, notebook_timeout=60)
 SECRETS = [str(v) for k, v in ANSWERS.items() if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 100]
-SECRETS += ["0.0164", "0.00572", "67.108864"]
+SECRETS += ["0.0164", "0.00572", "67.108864", "0.01642"]
+TA_USER = "attnref-ta"
+
+
+def attack(name: str, **fill) -> str:
+    source = (ATTACKS / f"{name}.py").read_text()
+    for key, value in fill.items():
+        source = source.replace(f"__{key}__", value)
+    return source
 
 
 def notebook(release, name: str, kind: str):
@@ -53,40 +67,71 @@ def appended(nb, *sources: str, at: int | None = None):
     return nb
 
 
+def replaced(nb, marker: str, source: str):
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        if cell.cell_type == "code" and marker in cell.source:
+            cell.source = source
+    return nb
+
+
 def with_function(release, name: str, marker: str, source: str, kind="solution"):
     out, _ = release
     folder = "solutions" if kind == "solution" else "assignments"
     return edit_notebook(out / folder / name / f"{name}.ipynb", {marker: source})
 
 
+LAB_FUNCTIONS = {"def softmax(": "softmax", "def additive_attention(": "additive_attention",
+                 "def scaled_dot_product_attention(": "scaled_dot_product_attention", "def causal_mask(": "causal_mask",
+                 "def self_attention(": "self_attention", "def decode_with_kv_cache(": "decode_with_kv_cache",
+                 "def sliding_window_mask(": "sliding_window_mask", "def rnn_gradient_norm(": "rnn_gradient_norm"}
+
+
+def every_function_calls(nb, body: str):
+    for marker, name in LAB_FUNCTIONS.items():
+        nb = replaced(nb, marker, f"def {name}(*args, **kwargs):\n    {body}")
+    return nb
+
+
 def visible_text(results: dict) -> str:
     return results["output"] + "".join(t["output"] + t["name"] for t in results["tests"])
 
 
+def kernel_uid_processes() -> list[psutil.Process]:
+    first, last = DEFAULT_UID_RANGE
+    return [p for p in psutil.process_iter(["uids"]) if p.info["uids"] and first <= p.info["uids"].real <= last]
+
+
 def assert_sound(results: dict):
-    """A valid results.json that leaks no answer into what students see."""
+    """A valid results.json that leaks no answer into what students see, with nothing left running."""
     assert isinstance(results["score"], (int, float)) and results["tests"]
     for test in results["tests"]:
         assert 0 <= test["score"] <= test["max_score"]
     text = visible_text(results)
     leaked = [s for s in SECRETS if s in text]
     assert not leaked, leaked
+    assert not kernel_uid_processes(), "processes of a kernel uid were left behind"
 
 
 @pytest.fixture
 def local(release, tmp_path):
-    """Grade as a TA would: same user, this environment, short timeouts; checks nothing is left running."""
+    """Grade as a TA as root would, in this process: fresh uids; ``namespaces`` on where they work, or off."""
 
-    def run(nb, name: str, **limits) -> dict:
+    def run(nb, name: str, namespaces: str = "auto", **limits) -> dict:
         path = tmp_path / f"{name}.ipynb"
         nbformat.write(nb, str(path))
-        results = grade(path, release[0] / "autograder" / f"{name}-autograder.zip", out_dir=tmp_path, **{**FAST, **limits})
+        plan = resolve(namespaces=namespaces)
+        results = grade(path, release[0] / "autograder" / f"{name}-autograder.zip", out_dir=tmp_path, plan=plan,
+                        **{**FAST, **limits})
         assert json.loads((tmp_path / "results" / f"{name}.json").read_text()) == results
         assert psutil.Process().children(recursive=True) == [], "grading left processes behind"
         assert_sound(results)
         return results
 
     return run
+
+
+BOTH = pytest.mark.parametrize("namespaces", ["auto", "off"])
 
 
 # ---- attacks on the answers (practice) -------------------------------------------------------------
@@ -123,14 +168,31 @@ q4_ratio = Yes(4.0)
 
 
 def test_importing_the_reference_scores_zero(release, local):
-    """Seen in the code: every answer scores 0. Hidden from the parser: the kernel cannot import it."""
+    """Seen in the code: every answer scores 0. Hidden from the parser: the student environment lacks it."""
     nb = appended(notebook(release, "practice", "solution"), "import attn_ref")
     results = local(nb, "practice")
     assert results["score"] == 0 and "attn_ref" in results["output"]
     hidden = "name = ''.join(reversed('srewsna.fer_ntta'))\nkey = __import__(name, fromlist=['ANSWERS']).ANSWERS\nglobals().update(key)"
     results = local(appended(notebook(release, "practice", "blank"), hidden), "practice")
     assert results["score"] == 0
-    assert any("ImportError" in e and "grader's reference" in e for e in results["extra_data"]["cell_errors"])
+    assert any("ImportError" in e or "ModuleNotFoundError" in e for e in results["extra_data"]["cell_errors"])
+
+
+@BOTH
+def test_forged_replies_score_no_more_than_a_blank_notebook(release, local, namespaces):
+    forger = attack("forge_replies")
+    lab = every_function_calls(appended(notebook(release, "lab", "blank"), forger), "take_over_the_harness()")
+    results = local(lab, "lab", namespaces)
+    assert results["score"] == 0, json.dumps(results["tests"], indent=1)
+    practice = appended(notebook(release, "practice", "blank"), forger, """
+class Trigger:
+    @property
+    def shape(self):
+        take_over_the_harness()
+        return ()
+q1_lstm_sequential_steps = Trigger()
+""")
+    assert local(practice, "practice", namespaces)["score"] == 0
 
 
 # ---- attacks on the lab's probes ---------------------------------------------------------------------
@@ -143,6 +205,7 @@ def test_infinite_loops_in_a_task_and_in_a_cell(release, local):
     assert got["c2"] == 0 and "did not finish" in next(t["output"] for t in results["tests"] if t["name"].startswith("c2"))
     assert {k: v for k, v in got.items() if k != "c2"} == {k: v for k, v in full.items() if k != "c2"}
     assert any("stopped after" in e for e in results["extra_data"]["cell_errors"])
+    assert results["extra_data"]["status"] == "timeout"
 
 
 def test_a_loop_that_ignores_interrupts_restarts_the_kernel(release, local):
@@ -160,7 +223,7 @@ def test_a_loop_that_ignores_interrupts_restarts_the_kernel(release, local):
 
 def test_exits_in_tasks_and_cells(release, local):
     nb = with_function(release, "lab", "def causal_mask(", "def causal_mask(T, device=None):\n    import os\n    os._exit(3)")
-    nb = edit_notebook_cells(nb, "def self_attention(", "def self_attention(x, W_q, W_k, W_v, causal=True):\n    raise SystemExit(0)")
+    nb = replaced(nb, "def self_attention(", "def self_attention(x, W_q, W_k, W_v, causal=True):\n    raise SystemExit(0)")
     nb = appended(nb, "import os\nos._exit(1)", at=4)  # a cell that kills the kernel, between tasks
     nb = appended(nb, "import sys\nsys.exit(0)")
     results = local(nb, "lab")
@@ -171,14 +234,6 @@ def test_exits_in_tasks_and_cells(release, local):
     for task in ("c1", "c2", "c3", "c6", "c7", "c8"):  # c6 and c7 still run: the killing cell is skipped
         assert got[task] == full[task], (task, outputs[task])
     assert any("skipped (it crashed the kernel)" in e for e in results["extra_data"]["cell_errors"])
-
-
-def edit_notebook_cells(nb, marker, source):
-    nb = copy.deepcopy(nb)
-    for cell in nb.cells:
-        if cell.cell_type == "code" and marker in cell.source:
-            cell.source = source
-    return nb
 
 
 def test_huge_allocations_hit_the_memory_limit(release, local):
@@ -219,15 +274,22 @@ np.array_equal = lambda *a, **k: True
     assert "replaces np.allclose" in flags and "replaces torch.allclose" in flags
 
 
-def test_tripwire_catches_a_forbidden_call_the_parser_cannot_see(release, local):
-    nb = with_function(release, "lab", "def scaled_dot_product_attention(", """def scaled_dot_product_attention(q, k, v, mask=None):
-    fast = getattr(torch.nn.functional, "scaled_dot" + "_product_attention")
+@pytest.mark.parametrize("call", [
+    'getattr(torch.nn.functional, "scaled_dot" + "_product_attention")(q, k, v, attn_mask=mask)',
+    'getattr(torch.ops.aten, bytes.fromhex("5f7363616c65645f646f745f70726f647563745f617474656e74696f6e5f6d617468").decode())(q, k, v, attn_mask=mask)[0]',
+    'getattr(torch.ops.aten, bytes.fromhex("5f7363616c65645f646f745f70726f647563745f666c6173685f617474656e74696f6e5f666f725f637075").decode())(q, k, v)[0]',
+])
+def test_tripwire_catches_a_forbidden_call_the_parser_cannot_see(release, local, call):
+    nb = with_function(release, "lab", "def scaled_dot_product_attention(", f"""def scaled_dot_product_attention(q, k, v, mask=None):
     weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
-    return fast(q, k, v, attn_mask=mask), weights""")
+    if mask is not None:
+        weights = weights.masked_fill(~mask, 0.0)
+    return {call}, weights""")
     results = local(nb, "lab")
     got = scores(results)
     assert got["c3"] == 0 and got["c5"] == 0 and got["c6"] == 0  # c5 and c6 reach it through c3
-    assert "called scaled_dot_product_attention" in next(t["output"] for t in results["tests"] if t["name"].startswith("c3"))
+    c3 = next(t["output"] for t in results["tests"] if t["name"].startswith("c3"))
+    assert "which this task does not allow" in c3 and "scaled_dot_product" in c3
     assert "c3" in results["extra_data"]["forbidden_calls"]
 
 
@@ -238,7 +300,7 @@ def test_objects_that_pretend_to_be_answers(release, local):
 
 def causal_mask(T, device=None):
     return torch.zeros(T, T, dtype=torch.bool, device=device).as_subclass(Liar)""")
-    nb = edit_notebook_cells(nb, "def rnn_gradient_norm(", """class Number:
+    nb = replaced(nb, "def rnn_gradient_norm(", """class Number:
     def __float__(self):
         return 0.9 ** 49
 
@@ -281,8 +343,7 @@ def test_the_time_budget_always_leaves_results(release, local):
     return e / np.sum(e, axis=axis, keepdims=True)""")
     results = local(nb, "lab", budget=25)
     assert results["execution_time"] < 40
-    text = visible_text(results)
-    assert "time budget for this submission ran out" in text
+    assert "time budget for this submission ran out" in visible_text(results)
     assert results["extra_data"]["status"] == "timeout"
 
 
@@ -300,7 +361,129 @@ print("ok")
     assert done.stdout.strip().endswith("ok"), done.stderr[-2000:]
 
 
-# ---- the same, for real, in Gradescope's layout (root) ---------------------------------------------
+# ---- hangs: the grader always ends, with results -----------------------------------------------------
+
+@BOTH
+def test_floods_fifos_and_huge_code_end_within_the_budget(release, local, namespaces):
+    fifo = """
+import os, sys
+def _fifo_reply(*args):
+    os.mkfifo(os.path.join(args[-1], "reply.json"))
+def take_over():
+    frame = sys._getframe(1)
+    while frame is not None:
+        if "call" in frame.f_globals and "_write_json" in frame.f_globals:
+            frame.f_globals["_write_json"] = lambda out_dir, name, data: _fifo_reply(out_dir)
+            return
+        frame = frame.f_back
+"""
+    nb = every_function_calls(appended(notebook(release, "lab", "blank"), attack("flood"), fifo), "take_over()")
+    start = time.monotonic()
+    results = local(nb, "lab", namespaces, budget=60)
+    assert time.monotonic() - start < 60 + 60
+    assert results["score"] == 0
+    huge = appended(notebook(release, "lab", "solution"), "if False:\n" + "    x = 1\n" * 600_000)  # 4.8 MB, never run
+    start = time.monotonic()
+    results = local(huge, "lab", namespaces, budget=60)
+    assert time.monotonic() - start < 60 + 60
+    assert results["score"] == 0 and "MB of code" in results["output"]
+
+
+def test_the_supervisor_ends_a_grading_that_hangs_and_still_reports(tmp_path):
+    from attn_ref.grade.watchdog import Job, Supervisor
+
+    def hang(jail):
+        time.sleep(3600)
+
+    done = []
+    start = time.monotonic()
+    Supervisor(resolve(), margin=2).run([Job("stuck", hang, lambda reason, status: {"score": 0, "reason": reason,
+                                                                                     "extra_data": {"status": status}}, 3)],
+                                        lambda job, results: done.append(results))
+    assert time.monotonic() - start < 15
+    assert done[0]["extra_data"]["status"] == "timeout" and "time budget" in done[0]["reason"]
+
+
+# ---- bounds ------------------------------------------------------------------------------------------
+
+def test_student_text_in_results_is_bounded(release, local):
+    nb = every_function_calls(notebook(release, "lab", "blank"), 'raise ValueError("x" * 50_000_000)')
+    nb = appended(nb, *['raise RuntimeError("y" * 10_000_000)'] * 30)
+    results = local(nb, "lab")
+    assert len(json.dumps(results)) < 200_000
+    assert results["score"] == 0
+
+
+def test_a_small_zip_holding_a_huge_notebook_is_refused_before_unpacking(release, tmp_path):
+    bomb = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
+        with archive.open("lab.ipynb", "w", force_zip64=True) as member:
+            chunk = b" " * (1 << 20)
+            for _ in range(1024):  # 1 GiB of spaces: about 1 MB compressed
+                member.write(chunk)
+    assert bomb.stat().st_size < 4 << 20
+    before = psutil.Process().memory_info().rss
+    results = grade(bomb, release[0] / "autograder" / "lab-autograder.zip", out_dir=tmp_path)
+    assert results["score"] == 0 and "at most" in results["output"]
+    assert psutil.Process().memory_info().rss - before < 200 << 20
+
+
+def test_many_small_files_cannot_fill_the_disk(release, local):
+    nb = appended(notebook(release, "lab", "solution"), """
+import os
+block = b"0" * (100 << 20)
+for i in range(40):  # 4 GB in files under the per-file limit
+    with open(f"fill-{i}.bin", "wb") as f:
+        f.write(block)
+""")
+    results = local(nb, "lab")
+    assert "wrote more than" in results["output"]
+
+
+def test_replies_that_break_the_parser_get_a_plain_reason(release, local):
+    nb = every_function_calls(appended(notebook(release, "lab", "blank"), """
+import os, sys
+def deep_reply():
+    frame = sys._getframe(1)
+    out_dir = frame.f_back.f_locals.get("out_dir") or frame.f_locals.get("out_dir")
+    frame.f_globals["_write_json"] = lambda out_dir, name, data: open(os.path.join(out_dir, name), "w").write("[" * 2_000_000)
+"""), "deep_reply()")
+    results = local(nb, "lab")
+    assert results["score"] == 0 and "internal grader error" not in json.dumps(results)
+    assert "unreadable" in visible_text(results)
+
+
+# ---- no expected values anywhere students look ----------------------------------------------------
+
+def answer_spellings() -> list[str]:
+    spellings = set()
+    for value in ANSWERS.values():
+        if isinstance(value, bool) or isinstance(value, dict):
+            continue
+        if isinstance(value, int) and value > 100:
+            spellings |= {str(value), f"{value:,}"}
+        elif isinstance(value, float):
+            spellings |= {f"{value:.{n}g}" for n in (3, 4, 5, 6)} | {f"{value:.{n}f}" for n in (4, 5, 6)}
+    return sorted(s for s in spellings if len(s) >= 4)
+
+
+def test_no_answer_value_in_any_released_student_notebook(release):
+    out, _ = release
+    for name in ("practice", "lab"):
+        text = (out / "assignments" / name / f"{name}.ipynb").read_text()
+        leaked = [s for s in answer_spellings() if s in text]
+        assert not leaked, (name, leaked)
+
+
+def test_probe_messages_never_reveal_reference_values(release, local):
+    zeros = every_function_calls(notebook(release, "lab", "blank"), "return torch.zeros(3) if 'torch' in globals() else 0.0")
+    nb = replaced(zeros, "def rnn_gradient_norm(", "def rnn_gradient_norm(T, factor):\n    return 0.0")
+    results = local(nb, "lab")
+    text = visible_text(results)
+    assert "max |diff|" not in text and str(round(0.9 ** 49, 6)) not in text and "5.73e-03" not in text
+
+
+# ---- Gradescope's layout, for real, as root ------------------------------------------------------------
 
 @pytest.fixture(scope="session")
 def gradescope(release):
@@ -309,7 +492,7 @@ def gradescope(release):
     base = Path(tempfile.mkdtemp(prefix="attn-ref-gradescope-", dir="/var/tmp"))
     base.chmod(0o755)
     prefix = "/var/tmp/attn-ref-test-envs"  # kept between runs: setup.sh is idempotent and then quick
-    python3 = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3"  # readable by the kernel user
+    python3 = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3"  # runnable by every uid
     roots = {}
     for name in ("practice", "lab"):
         root = base / name / "autograder"
@@ -322,19 +505,16 @@ def gradescope(release):
         done = subprocess.run(["bash", str(root / "source" / "setup.sh")], env=env, capture_output=True, text=True, timeout=1500)
         assert done.returncode == 0, done.stderr[-3000:]
         roots[name] = root
-    uid = pwd.getpwnam(KERNEL_USER).pw_uid
 
-    def submit(name: str, nb) -> dict:
+    def submit(name: str, nb, namespaces: str = "auto", budget: float | None = None) -> dict:
         root = roots[name]
         shutil.rmtree(root / "submission")
         (root / "submission").mkdir()
         nbformat.write(nb, str(root / "submission" / f"{name}.ipynb"))
-        env = dict(os.environ, AUTOGRADER_ROOT=str(root), ATTN_REF_PREFIX=prefix)
+        env = dict(os.environ, AUTOGRADER_ROOT=str(root), ATTN_REF_PREFIX=prefix, ATTN_REF_NAMESPACES=namespaces)
         env.pop("PYTHONPATH", None)
         subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True, timeout=900, check=True)
         results = json.loads((root / "results" / "results.json").read_text())
-        left = [p for p in psutil.process_iter(["uids"]) if p.info["uids"] and p.info["uids"].real == uid]
-        assert not left, f"processes of {KERNEL_USER} left behind: {left}"
         assert_sound(results)
         return results
 
@@ -348,10 +528,13 @@ def test_gradescope_solution_and_blank(release, gradescope):
     results = submit("lab", notebook(release, "lab", "solution"))
     assert results["score"] == 80
     kernel_uid = results["extra_data"]["kernel"]["uid"]
-    assert kernel_uid == pwd.getpwnam(KERNEL_USER).pw_uid and results["extra_data"]["grader"]["uid"] == 0
-    assert results["extra_data"]["warnings"] == []
+    first, last = DEFAULT_UID_RANGE
+    assert first <= kernel_uid <= last and results["extra_data"]["grader"]["uid"] == 0
+    with pytest.raises(KeyError):
+        pwd.getpwuid(kernel_uid)  # a fresh uid, no account
+    assert results["extra_data"]["sandbox"]["mode"] in ("fresh uid + namespaces", "fresh uid")
     assert submit("lab", notebook(release, "lab", "blank"))["score"] == 0
-    assert submit("practice", notebook(release, "practice", "solution"))["score"] == 23
+    assert submit("practice", notebook(release, "practice", "solution"), namespaces="off")["score"] == 23
     source = roots["lab"] / "source"
     assert (source.stat().st_mode & 0o077) == 0 and ((source / "checks.json").stat().st_mode & 0o077) == 0
     assert (Path(prefix) / "grader").stat().st_mode & 0o077 == 0
@@ -376,60 +559,169 @@ except OSError as err:
     print("no access:", err)
 import attn_ref  # not in the students' environment
 """)
-    results = submit("practice", nb)
-    assert results["score"] == 0
-    assert any("ModuleNotFoundError" in e or "ImportError" in e for e in results["extra_data"]["cell_errors"])
-    assert any("hidden checks file" in f for f in results["extra_data"]["integrity_flags"])
+    for namespaces in ("auto", "off"):
+        results = submit("practice", nb, namespaces)
+        assert results["score"] == 0
+        assert any("ModuleNotFoundError" in e or "ImportError" in e for e in results["extra_data"]["cell_errors"])
+        assert any("hidden checks file" in f for f in results["extra_data"]["integrity_flags"])
+
+
+@pytest.fixture
+def root_only_file():
+    """A file only root may change, in a folder every user can reach: the target of the link attacks."""
+    folder = Path(tempfile.mkdtemp(prefix="attn-ref-target-", dir="/var/tmp"))
+    folder.chmod(0o755)
+    target = folder / "root-only"
+    target.write_text("ROOT ONLY\n")
+    target.chmod(0o600)
+    before = target.stat()
+    yield target
+    after = target.stat()
+    assert (after.st_uid, after.st_mode, after.st_size, after.st_mtime_ns) == (before.st_uid, before.st_mode, before.st_size, before.st_mtime_ns)
+    assert target.read_text() == "ROOT ONLY\n" and sorted(p.name for p in folder.iterdir()) == ["root-only"]
+    shutil.rmtree(folder)
 
 
 @ROOT_ONLY
-def test_gradescope_fork_bomb_and_orphans_are_contained(release, gradescope):
+@BOTH
+def test_gradescope_links_to_a_root_only_file_are_never_followed(release, gradescope, root_only_file, namespaces):
     submit, _, _ = gradescope
-    nb = appended(notebook(release, "lab", "solution"), """
-import os, subprocess, time
-subprocess.Popen(["setsid", "sleep", "313"])
-forked = 0
-for _ in range(1000):
-    try:
-        pid = os.fork()
-    except OSError:
-        break
-    if pid == 0:
-        time.sleep(300)
-        os._exit(0)
-    forked += 1
-print("forked", forked)
+    swap = attack("symlink_swap", TARGET=str(root_only_file))
+    lab = every_function_calls(appended(notebook(release, "lab", "blank"), swap), "swap_exchange_and_die()")
+    results = submit("lab", lab, namespaces)
+    assert results["score"] == 0 and "ROOT ONLY" not in json.dumps(results)
+    practice = appended(notebook(release, "practice", "blank"), swap, """
+class Trigger:
+    @property
+    def shape(self):
+        swap_exchange_and_die()
+q4_ratio = Trigger()
 """)
-    results = submit("lab", nb)  # also asserts nothing of the kernel user is left
-    assert results["score"] == 80
-    assert results["extra_data"]["processes_ended"] >= 2
-    assert not [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] and "313" in p.info["cmdline"]]
+    results = submit("practice", practice, namespaces)
+    assert results["score"] == 0 and "ROOT ONLY" not in json.dumps(results)
 
 
 @ROOT_ONLY
-def test_non_root_grader_runs_the_kernel_as_itself(release, gradescope, tmp_path):
-    """A TA's laptop: the grader is an ordinary user, so the kernel runs as that same user."""
+def test_gradescope_fork_spawners_and_leftovers_are_ended(release, gradescope):
+    submit, _, _ = gradescope
+    mark = f"attn-ref-left-{os.getpid()}"
+    nb = appended(notebook(release, "lab", "solution"), attack("fork_spawner", MARK=mark))
+    for namespaces in ("off", "auto"):
+        results = submit("lab", nb, namespaces)  # also asserts no process of a kernel uid is left
+        assert results["score"] == 80
+        assert not Path("/dev/shm", mark).exists() and not Path("/tmp", mark).exists()
+
+
+# ---- a TA as root: a batch, every submission its own uid ------------------------------------------------
+
+@ROOT_ONLY
+def test_a_batch_as_root_keeps_students_apart(release, tmp_path):
+    from attn_ref.grade.batch import grade_batch
+
+    out, _ = release
+    folder = tmp_path / "class"
+    folder.mkdir()
+    folder.chmod(0o755)
+    survivor = attack("fork_spawner", MARK=f"attn-ref-batch-{os.getpid()}") + """
+import glob, os, signal, time
+if os.fork() == 0:
+    os.setsid()
+    for _ in range(600):  # for a minute: kill every process it may, read every notebook it can see
+        for path in glob.glob("/proc/[0-9]*/cwd/*.ipynb"):
+            try:
+                open(path).read()
+                open("/dev/shm/stolen", "a").write(path)
+            except OSError:
+                pass
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except OSError:
+            pass
+        time.sleep(0.1)
+"""
+    nbformat.write(appended(notebook(release, "lab", "blank"), survivor), str(folder / "a_hostile.ipynb"))
+    for name in ("b_honest", "c_honest"):
+        shutil.copy(out / "solutions/lab/lab.ipynb", folder / f"{name}.ipynb")
+    report = grade_batch(folder, out / "autograder/lab-autograder.zip", tmp_path / "graded", jobs=1, progress=False,
+                         plan=resolve(namespaces="off"), **FAST)
+    totals = {row["name"]: float(row["total"]) for row in report.rows}
+    assert totals == {"a_hostile": 0, "b_honest": 80, "c_honest": 80}
+    assert not Path("/dev/shm/stolen").exists() and not kernel_uid_processes()
+    assert (tmp_path / "graded" / "grades.csv").stat().st_mode & 0o077 == 0
+
+
+# ---- a TA as an ordinary user --------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def as_user(release, gradescope):
+    """`attn-ref grade` run by an ordinary user, with the students' environment of setup.sh."""
     _, _, prefix = gradescope
     out, _ = release
-    work = Path(tempfile.mkdtemp(prefix="attn-ref-nonroot-", dir="/var/tmp"))
-    try:
-        work.chmod(0o777)
-        shutil.copytree(Path(__file__).parents[1] / "attn_ref", work / "src" / "attn_ref")
-        for name in ("solutions/lab/lab.ipynb", "assignments/lab/lab.ipynb", "autograder/lab-autograder.zip"):
-            (work / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(out / name, work / name)
-        student_python = f"{prefix}/student/bin/python"
-        subprocess.run([student_python, "-m", "pip", "install", "-q", "--no-deps", "--target", str(work / "extra"), "array-api-compat"], check=True)
-        subprocess.run(["chmod", "-R", "a+rwX", str(work)], check=True)
-        env = {"PATH": "/usr/bin:/bin", "HOME": str(work), "PYTHONPATH": f"{work}/src:{work}/extra"}
-        for notebook_path, expected in (("solutions/lab/lab.ipynb", 80), ("assignments/lab/lab.ipynb", 0)):
-            cmd = [shutil.which("runuser") or "/usr/sbin/runuser", "-u", KERNEL_USER, "--", student_python, "-m", "attn_ref", "grade", str(work / notebook_path),
-                   "--autograder", str(work / "autograder/lab-autograder.zip"), "--out", str(work / "graded")]
-            done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
-            assert done.returncode == 0, done.stderr[-2000:]
-            results = json.loads((work / "graded" / "results" / "lab.json").read_text())
-            assert results["score"] == expected, results["output"]
-            uid = pwd.getpwnam(KERNEL_USER).pw_uid
-            assert results["extra_data"]["grader"]["uid"] == uid == results["extra_data"]["kernel"]["uid"]
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    if subprocess.run(["id", TA_USER], capture_output=True).returncode != 0:
+        subprocess.run(["useradd", "--create-home", TA_USER], check=True)
+    work = Path(tempfile.mkdtemp(prefix="attn-ref-ta-", dir="/var/tmp"))
+    shutil.copytree(Path(__file__).parents[1] / "attn_ref", work / "src" / "attn_ref")
+    for name in ("solutions/lab/lab.ipynb", "assignments/practice/practice.ipynb", "assignments/lab/lab.ipynb",
+                 "autograder/lab-autograder.zip", "autograder/practice-autograder.zip"):
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(out / name, work / name)
+    student_python = f"{prefix}/student/bin/python"
+    subprocess.run([student_python, "-m", "pip", "install", "-q", "--no-deps", "--target", str(work / "extra"),
+                    "array-api-compat"], check=True)
+    subprocess.run(["chown", "-R", TA_USER, str(work)], check=True)
+    work.chmod(0o700)
+
+    def run(args: list[str], namespaces: str = "auto", secret: str = "") -> subprocess.CompletedProcess:
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(work), "PYTHONPATH": f"{work}/src:{work}/extra",
+               "ATTN_REF_KERNEL_PYTHON": student_python, "ATTN_REF_NAMESPACES": namespaces, "TA_TOKEN": secret}
+        cmd = [shutil.which("runuser") or "/usr/sbin/runuser", "-u", TA_USER, "--", student_python, "-m", "attn_ref", *args]
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900, cwd=work)
+
+    yield work, run
+    shutil.rmtree(work, ignore_errors=True)
+
+
+@ROOT_ONLY
+def test_a_ta_as_user_kernel_reaches_nothing_of_the_grader(release, as_user):
+    work, run = as_user
+    secret = f"ta-token-{os.getpid()}"
+    reach = attack("reach_grader", SECRET_ENV=secret, GRADER_PATHS=f"{work}/src:{work}/extra",
+                   CHECKS_PATHS=f"{work}/autograder/practice-autograder.zip")
+    nbformat.write(appended(notebook(release, "practice", "blank"), reach), str(work / "attack.ipynb"))
+    shutil.chown(work / "attack.ipynb", TA_USER)
+    done = run(["grade", str(work / "attack.ipynb"), "--autograder", str(work / "autograder/practice-autograder.zip"),
+                "--out", str(work / "graded")], secret=secret)
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = json.loads((work / "graded/results/attack.json").read_text())
+    assert results["extra_data"]["sandbox"]["mode"] == "namespaces"
+    assert results["score"] == 0, json.dumps(results["tests"], indent=1)
+
+
+@ROOT_ONLY
+def test_a_ta_without_namespaces_is_told_it_is_unsandboxed(release, as_user):
+    work, run = as_user
+    done = run(["grade", str(work / "solutions/lab/lab.ipynb"), "--autograder", str(work / "autograder/lab-autograder.zip"),
+                "--out", str(work / "graded")], namespaces="off")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "unsandboxed" in done.stdout + done.stderr
+    results = json.loads((work / "graded/results/lab.json").read_text())
+    assert results["score"] == 80 and results["extra_data"]["sandbox"]["unsandboxed"] is True
+    assert results["extra_data"]["kernel"]["uid"] == pwd.getpwnam(TA_USER).pw_uid
+
+
+@ROOT_ONLY
+def test_a_kernel_that_kills_its_grader_costs_only_its_own_submission(release, as_user):
+    work, run = as_user
+    folder = work / "class"
+    folder.mkdir()
+    killer = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)"
+    nbformat.write(appended(notebook(release, "lab", "solution"), killer), str(folder / "a_killer.ipynb"))
+    for name in ("b_honest", "c_honest"):
+        shutil.copy(work / "solutions/lab/lab.ipynb", folder / f"{name}.ipynb")
+    subprocess.run(["chown", "-R", TA_USER, str(folder)], check=True)
+    done = run(["grade", str(folder), "--autograder", str(work / "autograder/lab-autograder.zip"), "--out",
+                str(work / "graded-class"), "--jobs", "2"], namespaces="off")
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = {r.split(",")[0]: r for r in (work / "graded-class/grades.csv").read_text().splitlines()[1:]}
+    assert ",80," in rows["b_honest"] and ",80," in rows["c_honest"]
+    assert "error" in rows["a_killer"]

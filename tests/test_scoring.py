@@ -1,13 +1,21 @@
-"""The contract's type rules and tolerances, and the static checks, as plain functions (no kernel)."""
+"""Trusted-side pieces as plain functions (no kernel): the type rules, the protocol's validation of
+replies, reading kernel files safely, the tolerance model and the static checks."""
+
+import json
+import os
+import threading
 
 import numpy as np
 import pytest
 
+from attn_ref import typerules
 from attn_ref.answers import ANSWERS
-from attn_ref.grade.harness import describe
-from attn_ref.grade.scoring import check_answer
+from attn_ref.grade.safeio import UnsafeReply, read_reply
+from attn_ref.grade.scoring import check_answer, compare_array
 from attn_ref.grade.session import is_otter_call
-from attn_ref.grade.static import forbidden_uses
+from attn_ref.grade.static import analyse, forbidden_uses
+from attn_ref.protocol import MalformedReply, parse_call_reply, parse_values
+from attn_ref.typerules import describe
 
 
 @pytest.mark.parametrize(
@@ -40,13 +48,23 @@ from attn_ref.grade.static import forbidden_uses
     ],
 )
 def test_contract_type_rules(kind, expected, value, ok):
-    assert check_answer(kind, expected, describe(value))[0] is ok
+    assert check_answer(kind, expected, describe(value), "ABCD")[0] is ok
 
 
 def test_messages_never_reveal_the_answer():
-    for kind, expected, wrong in [("int", 16777216, 1), ("float", 0.016423203268260675, 0.017), ("choice", "C", "A")]:
-        passed, message = check_answer(kind, expected, describe(wrong))
-        assert not passed and str(expected) not in message and message
+    for kind, expected, wrong in [("int", 16777216, 1), ("float", 0.016423203268260675, 0.017), ("choice", "C", "A"),
+                                  ("float", 0.9 ** 49, 0.0)]:
+        passed, message = check_answer(kind, expected, describe(wrong), "ABCD")
+        assert not passed and message
+        assert str(expected) not in message
+        if isinstance(expected, float):
+            assert f"{expected:.3g}" not in message and f"{expected:.2e}" not in message
+
+
+def test_scalar_messages_give_direction_and_power_of_ten():
+    assert typerules.order_of_magnitude(1.0, 0.0164) == "too large by about 10^2"
+    assert typerules.order_of_magnitude(0.0164, 0.0164 * 0.9) == "too large, by less than a factor of ten"
+    assert "too small by about 10^6" in check_answer("int", 16777216, describe(16), "")[1]
 
 
 def test_describe_keeps_types_apart_and_plain():
@@ -57,10 +75,13 @@ def test_describe_keeps_types_apart_and_plain():
     assert describe(Sneaky(0.5)) == {"t": "float", "v": 0.5}  # a plain float: its __eq__ never reaches the grader
     assert describe(True)["t"] == "bool" and describe(np.int32(3)) == {"t": "int", "v": 3}
     assert describe(...)["t"] == "ellipsis" and describe(object())["t"] == "other"
+    assert describe(10 ** 100)["t"] == "other"  # no unbounded integers on the wire
 
 
 SDPA = "torch.nn.functional.scaled_dot_product_attention"
-FORBIDDEN = [SDPA, "torch.nn.MultiheadAttention", "attn_ref"]
+MHA = "torch.nn.MultiheadAttention"
+FORBIDDEN = [SDPA, MHA, "attn_ref"]
+IMPORTS = "import torch\nimport torch.nn.functional as F\nfrom functools import partial"
 
 
 @pytest.mark.parametrize(
@@ -72,21 +93,48 @@ FORBIDDEN = [SDPA, "torch.nn.MultiheadAttention", "attn_ref"]
         (["def helper(q, k, v):\n    return getattr(torch.nn.functional, 'scaled_dot_product_attention')(q, k, v)",
           "def scaled_dot_product_attention(q, k, v, mask=None):\n    return helper(q, k, v)"], [SDPA]),
         (["def scaled_dot_product_attention(q, k, v, mask=None):\n    import attn_ref\n    return attn_ref.scaled_dot_product_attention(q, k, v)"], [SDPA, "attn_ref"]),
-        (["def scaled_dot_product_attention(q, k, v, mask=None):\n    m = torch.nn.MultiheadAttention(4, 1)\n    return m(q, k, v)"], ["torch.nn.MultiheadAttention"]),
+        (["def scaled_dot_product_attention(q, k, v, mask=None):\n    m = torch.nn.MultiheadAttention(4, 1)\n    return m(q, k, v)"], [MHA]),
+        # below the Python API, and hidden from a naive parser
+        (["def scaled_dot_product_attention(q, k, v, mask=None):\n    return torch.ops.aten._scaled_dot_product_attention_math(q, k, v)"], [SDPA]),
+        (["fast = lambda q, k, v: F.scaled_dot_product_attention(q, k, v)",
+          "def scaled_dot_product_attention(q, k, v, mask=None):\n    return fast(q, k, v), None"], [SDPA]),
+        (["fast = partial(F.scaled_dot_product_attention, dropout_p=0.0)",
+          "def scaled_dot_product_attention(q, k, v, mask=None):\n    return fast(q, k, v), None"], [SDPA]),
+        (["ops = torch.ops.aten", "alias = ops._scaled_dot_product_flash_attention_for_cpu",
+          "def scaled_dot_product_attention(q, k, v, mask=None):\n    return alias(q, k, v)[0], None"], [SDPA]),
+        (["%%capture\nkernels = {'fast': F.scaled_dot_product_attention}",
+          "def scaled_dot_product_attention(q, k, v, mask=None):\n    return kernels['fast'](q, k, v), None"], [SDPA]),
+        (["def scaled_dot_product_attention(q, k, v, mask=None):\n    f = getattr(F, 'scaled_dot' + '_product_attention')\n    return f(q, k, v), None"], [SDPA]),
+        (["def scaled_dot_product_attention(q, k, v, mask=None):\n    op = torch._C._get_operation_overload('aten::_scaled_dot_product_efficient_attention', '')\n    return op, None"], [SDPA]),
+        # never the student's own names
         (["%timeit x = 1\n!ls\ndef scaled_dot_product_attention(q, k, v, mask=None):\n    return (q @ k.mT).softmax(-1) @ v, None"], []),
         (["def scaled_dot_product_attention(q, k, v, mask=None):\n    '''Like F.scaled_dot_product_attention, by hand.'''\n    return q, k"], []),
         (["x = F.scaled_dot_product_attention(q, k, v)  # comparing in an exploration cell is fine",
           "def scaled_dot_product_attention(q, k, v, mask=None):\n    return q, k"], []),
+        (["def multi_head_attention(x):\n    return x", "def scaled_dot_product_attention_scores(q, k):\n    return q @ k.mT",
+          "def scaled_dot_product_attention(q, k, v, mask=None):\n    s = scaled_dot_product_attention_scores(q, k)\n    return multi_head_attention(s), s"], []),
+        (["from torch.nn.functional import scaled_dot_product_attention",
+          "def scaled_dot_product_attention(q, k, v, mask=None):\n    w = torch.softmax(q @ k.mT / q.shape[-1] ** 0.5, -1)\n    return w @ v, w"], []),
     ],
 )
 def test_forbidden_calls_in_a_task_and_what_it_reaches(cells, expected):
-    assert forbidden_uses(cells, "scaled_dot_product_attention", FORBIDDEN) == sorted(expected)
+    assert forbidden_uses([IMPORTS, *cells], "scaled_dot_product_attention", FORBIDDEN) == sorted(expected)
 
 
 def test_self_attention_may_call_the_students_own_sdpa():
-    cells = ["def scaled_dot_product_attention(q, k, v, mask=None):\n    return q, k",
+    cells = [IMPORTS, "def scaled_dot_product_attention(q, k, v, mask=None):\n    return q, k",
              "def self_attention(x, W_q, W_k, W_v, causal=True):\n    return scaled_dot_product_attention(x @ W_q, x @ W_k, x @ W_v)"]
     assert forbidden_uses(cells, "self_attention", FORBIDDEN) == []
+
+
+def test_static_analysis_of_a_large_notebook_is_quick():
+    import time
+
+    body = "\n".join(f"def f{i}(x):\n    return x * {i}" for i in range(20000))  # ~0.5 MB of code
+    start = time.perf_counter()
+    analyse([IMPORTS, body, "def scaled_dot_product_attention(q, k, v, mask=None):\n    return f3(q), k"],
+            {"c3": ("scaled_dot_product_attention", FORBIDDEN)})
+    assert time.perf_counter() - start < 20
 
 
 @pytest.mark.parametrize("source, skipped", [('grader.check("q4")', True), ("grader.export(pdf=False)", True),
@@ -95,16 +143,75 @@ def test_bare_grader_calls_are_skipped(source, skipped):
     assert is_otter_call(source) is skipped
 
 
-def test_replies_are_plain_bounded_files(tmp_path):
-    import os
+# ---- files the kernel writes ---------------------------------------------------------------------
 
-    from attn_ref.grade.scoring import read_reply
-
+def test_replies_are_plain_private_bounded_files(tmp_path):
     (tmp_path / "ok.json").write_text("{}")
-    assert read_reply(tmp_path / "ok.json") == b"{}"
+    assert read_reply(tmp_path, "ok.json") == b"{}"
+    assert read_reply(tmp_path, "ok.json", owner=os.getuid()) == b"{}"
+    with pytest.raises(UnsafeReply):
+        read_reply(tmp_path, "ok.json", owner=os.getuid() + 1)  # not the kernel's file
     os.symlink("/dev/zero", tmp_path / "zero.json")
     os.symlink(tmp_path / "ok.json", tmp_path / "link.json")
+    os.link(tmp_path / "ok.json", tmp_path / "hard.json")  # two names: could be a root-only file
     (tmp_path / "big.npy").write_bytes(b"0" * 2048)
-    for name, limit in (("zero.json", 1024), ("link.json", 1024), ("big.npy", 1024)):
-        with pytest.raises((OSError, ValueError)):
-            read_reply(tmp_path / name, limit=limit)
+    for name in ("zero.json", "link.json", "hard.json", "big.npy", "../ok.json"):
+        with pytest.raises((UnsafeReply, OSError)):
+            read_reply(tmp_path, name, limit=1024)
+
+
+def test_a_fifo_reply_never_blocks(tmp_path):
+    os.mkfifo(tmp_path / "reply.json")
+    done = []
+
+    def read():
+        try:
+            read_reply(tmp_path, "reply.json")
+        except UnsafeReply:
+            done.append("refused")
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    thread.join(5)
+    assert done == ["refused"]
+
+
+# ---- forged replies --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("reply", [
+    b"", b"null", b"[]", b'{"ok": true}', b'{"protocol": 1, "ok": "yes"}',
+    b'{"protocol": 1, "ok": true, "form": "tuple", "count": 0, "outputs": []}',  # "ok" with nothing
+    b'{"protocol": 1, "ok": true, "form": "tuple", "count": 1, "outputs": []}',  # short
+    b'{"protocol": 1, "ok": true, "form": "single", "count": 2, "outputs": [{"kind": "other"}, {"kind": "other"}]}',
+    b'{"protocol": 1, "ok": true, "form": "single", "count": 1, "outputs": [{"kind": "tensor", "dtype": "object", "device": "cpu", "shape": [], "file": "out0.npy"}]}',
+    b'{"protocol": 1, "ok": true, "form": "single", "count": 1, "outputs": [{"kind": "tensor", "dtype": "float64", "device": "cpu", "shape": [2], "file": "../../checks.json"}]}',
+    b'{"protocol": 1, "ok": true, "form": "single", "count": 1, "outputs": [{"kind": "scalar", "value": {"t": "float", "v": "0.5"}}]}',
+    b"[" * 100000,
+])
+def test_forged_or_broken_replies_are_malformed_or_empty(reply):
+    try:
+        parsed = parse_call_reply(reply)
+    except MalformedReply:
+        return
+    assert parsed.count == len(parsed.outputs) == 0  # "ok" with no outputs: accepted as data, scored as such
+
+
+def test_forged_values_read_as_missing():
+    names = ["q4_ratio", "q7_changes_training_cost"]
+    forged = json.dumps({"protocol": 1, "values": {"q4_ratio": {"t": "int", "v": True}, "q7_changes_training_cost": "False",
+                                                   "extra": {"t": "int", "v": 1}}}).encode()
+    assert parse_values(forged, names) == {name: {"t": "missing"} for name in names}
+
+
+# ---- the tolerance model -------------------------------------------------------------------------
+
+def test_tolerance_is_relative_to_the_tensors_scale_and_messages_hide_values():
+    rng = np.random.default_rng(0)
+    ref = rng.standard_normal((4, 5))
+    ok, _ = compare_array("out", ref * (1 + 3e-8), ref, 1e-5, 1e-5, "float64 on cpu", {})  # float32-rounded constant
+    assert ok
+    ok, _ = compare_array("out", ref.astype(np.float32).astype(np.float64), ref, 1e-5, 1e-5, "float64 on cpu", {})
+    assert ok
+    ok, message = compare_array("out", np.zeros_like(ref), ref, 1e-5, 1e-5, "float64 on cpu", {})
+    assert not ok and "= 1.0e+00" in message and "float64 on cpu" in message
+    assert f"{np.abs(ref).max():.2e}" not in message and f"{np.abs(ref).max():.1e}" not in message

@@ -168,7 +168,7 @@ def _living(uid: int) -> list[int]:
     return found
 
 
-def end_processes(uid: int | None, before: set[int], spare: set[int] = frozenset(), timeout: float = 10.0) -> int:
+def end_processes(uid: int | None, before: set[int], spare: set[int] = frozenset(), timeout: float = 5.0) -> int:
     """End the kernel's processes: as root every process of its own ``uid`` (kill(-1) from that uid until
     none is left); otherwise the descendants of this process that did not exist ``before`` (and are not
     ``spare``). Zombies that came back to this process are reaped. Returns how many were ended."""
@@ -176,11 +176,12 @@ def end_processes(uid: int | None, before: set[int], spare: set[int] = frozenset
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if uid is not None:
-            alive = _living(uid)
-            if not alive:
+            if not count_processes(uid):  # zombies too: they come back here and are reaped
                 break
+            alive = _living(uid)
             victims.update(alive)
-            _kill_all_as(uid)
+            if alive:
+                _kill_all_as(uid)
         else:
             try:
                 found = [p for p in psutil.Process().children(recursive=True) if p.pid not in before and p.pid not in spare]

@@ -318,8 +318,10 @@ def make_job(key: str, submission_path, checks: dict, plan: SandboxPlan, limits:
     return Job(key, run, failed, budget)
 
 
-def write_atomically(path: Path, data: bytes, mode: int = 0o644) -> None:
-    """Readers see the old file or the new one, never half of one (a killed run leaves only a .part)."""
+def write_atomically(path: Path, data: bytes, mode: int = 0o600) -> None:
+    """Readers see the old file or the new one, never half of one (a killed run leaves only a .part).
+
+    Private to its owner by default: results and gradebooks name students."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".part")
     with os.fdopen(fd, "wb") as f:

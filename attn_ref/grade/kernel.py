@@ -9,6 +9,7 @@ folders from the jail; a kernel that hangs past an interrupt is restarted.
 from __future__ import annotations
 
 import queue
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,7 +54,7 @@ class Kernel:
         self.jail, self.startup_timeout = jail, startup_timeout
         self.notebook = (notebook_name, notebook_bytes)
         self.generation = 0  # how many times a kernel was started: a change means state was lost
-        self.km = self.kc = self.context = self.log = None
+        self.km = self.kc = self.context = self.log = self.folder = None
         self._start()
 
     # ---- starting ----------------------------------------------------------------------------------
@@ -61,7 +62,7 @@ class Kernel:
     def _start(self) -> None:
         self.generation += 1
         jail, plan = self.jail, self.jail.plan
-        folder = make_private_dir(jail.base, f"start-{self.generation}")
+        folder = self.folder = make_private_dir(jail.base, f"start-{self.generation}")
         self.workdir = jail.kernel_dir(folder, "work", {self.notebook[0]: self.notebook[1]})
         tmpdir = jail.kernel_dir(folder, "tmp")
         conn_dir = make_private_dir(folder, "conn")
@@ -189,6 +190,8 @@ class Kernel:
                 pass
             self.km = None
         self.jail.kill_processes()
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)  # fd-based: never follows the kernel's links
         if self.context is not None:
             self.context.destroy(linger=0)
             self.context = None

@@ -23,8 +23,8 @@ class UnsafeReply(ValueError):
 def make_private_dir(parent: Path, name: str, mode: int = 0o711) -> Path:
     """A fresh folder owned by the grader (the kernel may pass through it, not list or change it)."""
     path = parent / name
-    os.mkdir(path, 0o700)  # fails if anything is there already
-    os.chmod(path, mode, follow_symlinks=False)
+    os.mkdir(path, 0o700)  # fails if anything is there already; the parent is the grader's
+    os.chmod(path, mode)
     return path
 
 

@@ -133,7 +133,7 @@ class _Module:
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 for target in targets:
                     for name in ast.walk(target):
-                        if isinstance(name, ast.Name):
+                        if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store):
                             self.bindings[name.id] = _Binding(stmt.value)
             elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
                 for name in ast.walk(stmt.target if isinstance(stmt, (ast.For, ast.AsyncFor)) else stmt):
@@ -159,11 +159,22 @@ class _Module:
 
     def direct_hits(self, node: ast.AST, local: set[str]) -> set[str]:
         """Families a piece of code names itself: torch attribute chains and spelled-out lookups."""
-        hits = set()
+        hits, roots = set(), (self.torch_names - local) | {REFERENCE}
+        for sub in ast.walk(node):  # imports inside the code itself
+            if isinstance(sub, (ast.Import, ast.ImportFrom)):
+                for alias in sub.names:
+                    path = f"{sub.module}.{alias.name}" if isinstance(sub, ast.ImportFrom) else alias.name
+                    top = path.split(".")[0]
+                    if top == REFERENCE:
+                        hits.add("attn_ref")
+                    elif top == "torch":
+                        family = _family(path.rsplit(".", 1)[-1]) if isinstance(sub, ast.ImportFrom) else None
+                        hits |= {family} if family else set()
+                        roots.add(alias.asname or alias.name.split(".")[0])
         for sub in ast.walk(node):
             if isinstance(sub, ast.Attribute):
                 root = _dotted(sub).split(".")[0]
-                if root in self.torch_names and root not in local:
+                if root in roots:
                     family = _family(sub.attr)
                     if family:
                         hits.add(family)

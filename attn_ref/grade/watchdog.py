@@ -57,6 +57,7 @@ class _Running:
     eof: bool = False
     exit_status: int | None = None
     guard_note: str = ""
+    guard_floor: int = 0  # disk use at the last trip: the next trip needs more on top of it
 
 
 def _child(job: Job, jail: Jail, fd: int) -> None:
@@ -79,6 +80,10 @@ def _child(job: Job, jail: Jail, fd: int) -> None:
         traceback.print_exc()
     finally:
         os._exit(code)
+
+
+def _size(n: int) -> str:
+    return f"{n / (1 << 30):g} GB" if n >= 1 << 30 else f"{n >> 20} MB"
 
 
 class Supervisor:
@@ -203,14 +208,13 @@ class Supervisor:
     def _guard(self) -> None:
         limits = self.plan.limits
         for run in list(self.running.values()):
-            if run.guard_note:
-                continue
             used, entries = cleanup.tree_usage(run.jail.base, limits.disk_files + 1)
             if run.jail.own_uid:
                 more, count = cleanup.uid_disk_usage(run.jail.uid)
                 used, entries = used + more, entries + count
-            if used > limits.disk_bytes or entries > limits.disk_files:
-                run.guard_note = (f"the notebook wrote more than {limits.disk_bytes >> 20} MB to disk" if used > limits.disk_bytes
+            if used > max(limits.disk_bytes, run.guard_floor + limits.disk_bytes // 4) or entries > limits.disk_files:
+                run.guard_floor = used
+                run.guard_note = (f"the notebook wrote more than {_size(limits.disk_bytes)} to disk" if used > limits.disk_bytes
                                   else f"the notebook made more than {limits.disk_files} files")
                 try:
                     (run.jail.base / DISK_TRIP_FILE).write_text(run.guard_note)

@@ -314,14 +314,15 @@ class Jail:
         which cannot be outrun; otherwise this process's descendants)."""
         return cleanup.end_processes(self.uid if self.own_uid else None, set())
 
-    def end(self) -> None:
+    def end(self, spare: set[int]) -> None:
         """From the supervisor, once the grading process is gone: as root, kill whatever of the uid is left,
-        remove its files in shared folders and its SysV IPC, and release the uid."""
+        remove its files in shared folders and its SysV IPC, and release the uid. ``spare``: the
+        supervisor's other children (grading processes it waits for itself)."""
         if self.ended:
             return
         self.ended = True
         if self.own_uid:
-            cleanup.end_processes(self.uid, set())
+            cleanup.end_processes(self.uid, set(), spare)
             cleanup.remove_uid_leftovers(self.uid)
             self._claim.release()
 

@@ -133,7 +133,7 @@ class Supervisor:
     def _kill_kernel(self, run: _Running) -> None:
         """End the kernel's processes of one running job, not its grading process."""
         if run.jail.own_uid:
-            cleanup.end_processes(run.jail.uid, set(), timeout=5)
+            cleanup.end_processes(run.jail.uid, set(), self._spare(), timeout=5)
             return
         try:
             victims = psutil.Process(run.pid).children(recursive=True)
@@ -181,9 +181,13 @@ class Supervisor:
         self._end_jail(run.jail)
         return run.job, results
 
+    def _spare(self) -> set[int]:
+        """Children this process must not reap behind the loop's back: live grading processes, and what ran before."""
+        return set(self.running) | self._before
+
     def _end_jail(self, jail: Jail) -> None:
         try:
-            jail.end()
+            jail.end(self._spare())
         finally:
             self._sweep_orphans()
             shutil.rmtree(jail.base, ignore_errors=True)
@@ -203,7 +207,7 @@ class Supervisor:
                     p.kill()
             except psutil.Error:
                 pass
-        cleanup.reap_zombies(spare=live | self._before)
+        cleanup.reap_zombies(spare=self._spare())
 
     def _guard(self) -> None:
         limits = self.plan.limits

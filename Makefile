@@ -4,8 +4,12 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 SOURCES := $(shell find attn_ref -name '*.py') pyproject.toml
 STAMP  := autograder/.built
+# The students' environment the grader runs kernels in (numpy, torch, otter; never attn_ref). As root,
+# kernels run as fresh uids, so it lives where every user can read it, on an interpreter they can run.
+STUDENT_ENV    ?= $(if $(filter 0,$(shell id -u)),/opt/attn-ref/student,.venv-student)
+STUDENT_PYTHON ?= $(if $(filter 0,$(shell id -u)),$(firstword $(wildcard /usr/bin/python3) $(PYTHON)),$(PYTHON))
 
-.PHONY: release test bench clean
+.PHONY: release test bench clean student-env sandbox-tools
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,21 +23,36 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $@ $(VENV)/.installed
 
+$(STUDENT_ENV)/.installed: pyproject.toml | $(VENV)/.installed
+	$(STUDENT_PYTHON) -m venv $(STUDENT_ENV)
+	$(BIN)/attn-ref requirements student > $(STUDENT_ENV)/requirements.txt
+	$(STUDENT_ENV)/bin/python -m pip install -q -r $(STUDENT_ENV)/requirements.txt
+	chmod -R a+rX $(STUDENT_ENV)
+	touch $@
+
+student-env: $(STUDENT_ENV)/.installed
+
+# bubblewrap gives kernels their own namespaces where the machine allows (the grader probes at run time).
+sandbox-tools:
+	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  { apt-get install -y -qq bubblewrap >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; }; }; } || \
+	  echo "note: bubblewrap is not installed; kernels run without namespaces (README, Security)"
+
 # Rebuilds only when a source changed: the same sources give the same release.
 $(STAMP): $(SOURCES) $(VENV)/.installed
 	$(BIN)/attn-ref build
 	touch $@
 
-release: $(STAMP)
-	@echo "release: assignments/ solutions/ autograder/ are up to date"
+release: $(STAMP) student-env sandbox-tools
+	@echo "release: assignments/ solutions/ autograder/ are up to date; students' environment: $(STUDENT_ENV)"
 
-test: $(VENV)/.installed-test
+test: $(VENV)/.installed-test student-env sandbox-tools
 	$(BIN)/python -m pytest
 
-bench: $(VENV)/.installed
+bench: $(VENV)/.installed student-env
 	$(BIN)/python benchmarks/reference.py
 	$(BIN)/python benchmarks/grade.py
 	$(BIN)/python benchmarks/regrade.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info $(STAMP)
+	rm -rf $(VENV) .venv-student build *.egg-info $(STAMP)

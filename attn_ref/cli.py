@@ -93,6 +93,13 @@ def _grade(args) -> int:
     return 0
 
 
+def _requirements(args) -> int:
+    from .release.build import GRADER_PACKAGES, STUDENT_PACKAGES, requirements
+
+    print(requirements(STUDENT_PACKAGES if args.environment == "student" else GRADER_PACKAGES), end="")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="attn-ref", description=__doc__)
     verbs = parser.add_subparsers(dest="verb", required=True)
@@ -104,6 +111,10 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--runner", choices=["cpu", "gpu"], default="cpu", help="Gradescope runner the zip targets")
     build.add_argument("--pdf", action="store_true", help="export a PDF with submissions (needs LaTeX on students' machines)")
     build.set_defaults(run=_build)
+
+    reqs = verbs.add_parser("requirements", help="print the pinned requirements of the students' or the grader's environment")
+    reqs.add_argument("environment", choices=["student", "grader"])
+    reqs.set_defaults(run=_requirements)
 
     grade = verbs.add_parser("grade", help="grade a submission against an autograder zip")
     grade.add_argument("submission", help="a .ipynb or grader.export() zip; a folder of them; or a Gradescope export (zip or folder)")

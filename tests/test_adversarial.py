@@ -445,7 +445,8 @@ def test_replies_that_break_the_parser_get_a_plain_reason(release, local):
 import os, sys
 def deep_reply():
     frame = sys._getframe(1)
-    out_dir = frame.f_back.f_locals.get("out_dir") or frame.f_locals.get("out_dir")
+    while "_write_json" not in frame.f_globals:
+        frame = frame.f_back
     frame.f_globals["_write_json"] = lambda out_dir, name, data: open(os.path.join(out_dir, name), "w").write("[" * 2_000_000)
 """), "deep_reply()")
     results = local(nb, "lab")

@@ -137,8 +137,8 @@ def _example_rnn() -> str:
     return f"""```python
 >>> rnn_gradient_norm(3, 0.5)     # two steps: 0.5 · 0.5
 {attn_ref.rnn_jacobian_norm(3, 0.5)}
->>> rnn_gradient_norm(40, 0.9)    # the note's 39 steps
-{attn_ref.rnn_jacobian_norm(40, 0.9):.6f}
+>>> rnn_gradient_norm(11, 0.8)    # ten steps of 0.8
+{attn_ref.rnn_jacobian_norm(11, 0.8):.6f}
 ```"""
 
 
@@ -626,7 +626,7 @@ except Exception as err:  # your c3-c5 are not ready yet
 PLOT_COST = """# Full attention for T = 32, 512, 4096: wall time, peak extra memory, and the T x T weights map.
 def _rss(field):  # Linux: resident memory from /proc (the peak is reset through clear_refs)
     with open("/proc/self/status") as status:
-        return next(int(line.split()[1]) * 1024 for line in status if line.startswith(field))
+        return next(int(line.split()[1]) << 10 for line in status if line.startswith(field))
 
 def peak_extra_memory(fn):
     \"\"\"(result, peak extra resident bytes while fn ran, or None where /proc is not there).\"\"\"
@@ -673,7 +673,7 @@ try:
     ax.semilogy(Ts, norms, label="RNN: |∂h_T/∂h_1| (factor 0.9)")
     ax.semilogy(Ts, [1.0] * len(Ts), "--", label="attention: one hop")
     ax.set_xlabel("T"); ax.legend(); plt.show()
-    print(f"T = 40: {norms[39]:.4f}   T = 50: {norms[49]:.6f}")
+    print(f"T = 20: {norms[19]:.4f}   T = 30: {norms[29]:.4f}: the product shrinks geometrically")
 except Exception as err:
     print("rnn_gradient_norm is not ready yet:", repr(err))"""
 

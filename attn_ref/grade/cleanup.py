@@ -124,6 +124,13 @@ def make_undumpable() -> None:
         pass
 
 
+def child_pids() -> set[int]:
+    try:
+        return {p.pid for p in psutil.Process().children()}
+    except psutil.Error:
+        return set()
+
+
 def reap_zombies(spare: set[int] = frozenset()) -> None:
     """Collect exited children (orphans re-parented here), except ``spare`` (waited for by their owners)."""
     try:

@@ -177,6 +177,8 @@ def resolve(autograder: str | Path | None = None, python: str | None = None, nam
     if key in _PLANS:
         return _PLANS[key]
     root = os.geteuid() == 0
+    cleanup.become_subreaper()  # what the probes leave behind comes back here and is reaped
+    before = cleanup.child_pids()
     probe_uid = cleanup.claim_uid() if root else None
     warnings = []
     try:
@@ -186,7 +188,10 @@ def resolve(autograder: str | Path | None = None, python: str | None = None, nam
             bwrap = None
     finally:
         if probe_uid is not None:
+            cleanup.end_processes(probe_uid.uid, set(), before)
             probe_uid.release()
+        else:
+            cleanup.reap_zombies(before)
     if namespaces == "require" and bwrap is None:
         raise SandboxError("namespaces were required but bubblewrap does not work here (not installed, or user "
                            "namespaces are blocked: Docker's seccomp profile, Ubuntu's AppArmor rule, macOS)")

@@ -94,7 +94,7 @@ class Supervisor:
         self.running: dict[int, _Running] = {}
         self.stopping = False
         cleanup.become_subreaper()
-        self._before = {p.pid for p in psutil.Process().children(recursive=True)}
+        self._before = cleanup.child_pids()
 
     # ---- starting and ending one grading process ------------------------------------------------------
 

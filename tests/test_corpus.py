@@ -1,0 +1,93 @@
+"""Seed-stable verdicts, proven on corpora: every correct alternative implementation in
+tests/corpus/correct (written from the notebook's prompts alone) scores full under every one of SEEDS
+seeds, and every mutant of tests/buggy_lab.py loses points under every one of them.
+
+Many seeds run in one kernel: the notebook runs once, then the probes run once per seed.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from attn_ref.grade.core import grade_under_seeds
+from buggy_lab import N_SETS, bug_set
+from conftest import edit_notebook
+
+SEEDS = list(range(1, 21))
+CORPUS = Path(__file__).parent / "corpus" / "correct"
+FUNCTIONS = {"c1": "softmax", "c2": "additive_attention", "c3": "scaled_dot_product_attention", "c4": "causal_mask",
+             "c5": "self_attention", "c6": "decode_with_kv_cache", "c7": "sliding_window_mask", "c8": "rnn_gradient_norm"}
+
+
+def _top_level_names(source: str) -> set[str]:
+    names = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return names
+
+
+def corpus_groups() -> list[dict[str, Path]]:
+    """The corpus packed into notebooks: at most one file per task in each, and no two files in one
+    notebook that define the same helper name (a later cell would replace an earlier one's helper)."""
+    groups: list[tuple[dict[str, Path], set[str]]] = []
+    for task in sorted(FUNCTIONS):
+        for path in sorted((CORPUS / task).glob("*.py")):
+            names = _top_level_names(path.read_text()) - {FUNCTIONS[task]}
+            for files, taken in groups:
+                if task not in files and not names & taken:
+                    files[task] = path
+                    taken |= names
+                    break
+            else:
+                groups.append(({task: path}, set(names)))
+    return [files for files, _ in groups]
+
+
+GROUPS = corpus_groups()
+
+
+def test_the_corpus_is_large_enough():
+    counts = {task: len(list((CORPUS / task).glob("*.py"))) for task in FUNCTIONS}
+    assert all(counts[t] >= 5 for t in ("c1", "c2")), counts
+    assert all(counts[t] >= 12 for t in FUNCTIONS if t not in ("c1", "c2")), counts
+
+
+def _verdicts(release, nb, tmp_path):
+    out, _ = release
+    path = tmp_path / "lab.ipynb"
+    import nbformat
+
+    nbformat.write(nb, str(path))
+    return grade_under_seeds(path, out / "autograder" / "lab-autograder.zip", SEEDS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("group", range(len(GROUPS)), ids=lambda g: f"notebook{g}")
+def test_correct_implementations_score_full_under_every_seed(release, tmp_path, group):
+    out, _ = release
+    files = GROUPS[group]
+    nb = edit_notebook(out / "solutions/lab/lab.ipynb", {f"def {FUNCTIONS[t]}(": p.read_text() for t, p in files.items()})
+    per_seed = _verdicts(release, nb, tmp_path)
+    failures = [f"seed {seed}, {task} ({files[task].name}): {test['output']}"
+                for seed, tests in per_seed.items() for task, test in tests.items()
+                if task in files and test["score"] < test["max_score"]]
+    assert not failures, "\n".join(failures)
+    assert sorted(per_seed) == SEEDS
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("k", range(N_SETS))
+def test_every_mutant_loses_points_under_every_seed(release, tmp_path, k):
+    out, _ = release
+    bugs = bug_set(k)
+    nb = edit_notebook(out / "solutions/lab/lab.ipynb", {marker: source for _, marker, source, _ in bugs.values()})
+    per_seed = _verdicts(release, nb, tmp_path)
+    survived = [f"seed {seed}: {task} ({bugs[task][0]}) kept full marks" for seed, tests in per_seed.items()
+                for task in bugs if tests[task]["score"] >= tests[task]["max_score"]]
+    assert not survived, "\n".join(survived)

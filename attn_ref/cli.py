@@ -51,6 +51,8 @@ def _build(args) -> int:
     for b in built:
         for path in (b.student, b.solution, b.autograder):
             console.print(f"  {path.relative_to(out)}")
+        for warning in b.warnings:
+            console.print(f"[yellow]warning ({b.name}):[/yellow] {warning}")
     return 0
 
 

@@ -12,7 +12,7 @@ A call (grader -> kernel, ``call.json`` in a folder the kernel can only read)::
                "keyword": false} | {"name": "axis", "kind": "value", "value": 0, "keyword": true}
               | {"name": "device", "kind": "device", "device": "meta", "keyword": true}],
      "return_inputs": bool, "count_projections": ["W_k", ...], "tripwire": bool,
-     "substitutes": {"softmax": "softmax", ...}}
+     "substitutes": {"softmax": "def softmax(x, axis=-1): ...", ...}}   # known-correct earlier functions
 
 A call's reply (kernel -> grader, ``reply.json`` in a folder the kernel owns)::
 
@@ -20,6 +20,7 @@ A call's reply (kernel -> grader, ``reply.json`` in a folder the kernel owns)::
      "outputs": [OUTPUT, ...],             # the first MAX_OUTPUTS of them
      "inputs_after": [OUTPUT, ...],        # only when return_inputs
      "projected_rows": {"W_k": 16, ...},   # only when count_projections
+     "autograd_used": true,                # torch: whether backward or autograd.grad ran during the call
      "forbidden_called": ["scaled_dot_product_attention", ...]}
     {"protocol": 1, "ok": false, "error": "ValueError: ..."}
 
@@ -41,6 +42,7 @@ MAX_TEXT = 300
 MAX_OUTPUTS = 8
 MAX_DIMS = 8
 MAX_ELEMENTS = 1 << 26
+MAX_DIGITS = 400  # the longest exact number a description carries (typerules.MAX_DIGITS)
 DTYPES = frozenset({"float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
                     "uint32", "uint64", "bool", "complex64", "complex128"})
 DESCRIPTION_KINDS = frozenset({"int", "float", "bool", "str", "fraction", "decimal", "dict", "ellipsis", "missing", "other"})
@@ -101,11 +103,11 @@ def valid_description(desc, depth: int = 0) -> bool:
     if kind == "bool":
         return isinstance(value, bool)
     if kind == "int":
-        return isinstance(value, int) and not isinstance(value, bool) and len(str(abs(value))) <= 40
+        return isinstance(value, int) and not isinstance(value, bool) and len(str(abs(value))) <= MAX_DIGITS
     if kind == "float":
         return (isinstance(value, float) or value in ("nan", "inf", "-inf")) and not isinstance(value, bool)
     if kind == "fraction":
-        return all(isinstance(desc.get(k), int) and not isinstance(desc.get(k), bool) and len(str(abs(desc[k]))) <= 40
+        return all(isinstance(desc.get(k), int) and not isinstance(desc.get(k), bool) and len(str(abs(desc[k]))) <= MAX_DIGITS
                    for k in ("n", "d")) and desc["d"] > 0
     if kind in ("str", "decimal", "other"):
         return isinstance(value, str) and len(value) <= MAX_TEXT
@@ -140,6 +142,7 @@ class CallReply:
     outputs: tuple[Output, ...] = ()
     inputs_after: tuple[Output, ...] | None = None
     projected_rows: dict | None = None
+    autograd_used: bool = False
     forbidden_called: tuple[str, ...] = ()
 
 
@@ -195,7 +198,8 @@ def parse_call_reply(data: bytes) -> CallReply:
                  and all(isinstance(k, str) and len(k) <= 20 and _is_int(v) for k, v in rows.items()),
                  "the reply's projection counts are not plain counts")
     return CallReply(True, form=form, count=count, outputs=tuple(_output(raw, "out") for raw in outputs),
-                     inputs_after=inputs, projected_rows=rows, forbidden_called=forbidden)
+                     inputs_after=inputs, projected_rows=rows, autograd_used=reply.get("autograd_used") is True,
+                     forbidden_called=forbidden)
 
 
 # ---- answer values and the kernel's environment ----------------------------------------------------

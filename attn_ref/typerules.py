@@ -17,7 +17,7 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
 MAX_TEXT = 300
-MAX_DIGITS = 40  # an integer longer than this is not an answer to anything here
+MAX_DIGITS = 400  # an exact number longer than this is not an answer to anything here
 MAX_ITEMS = 50
 KINDS = ("int", "float", "bool", "choice", "int_dict", "scalar")
 
@@ -46,8 +46,12 @@ def _zero_dim(value):
     return None
 
 
+def _too_long(number):
+    return abs(number).bit_length() > MAX_DIGITS * 3.33  # never str() an int of unbounded length
+
+
 def _int_description(number):
-    if len(str(abs(number))) > MAX_DIGITS:
+    if _too_long(number):
         return {"t": "other", "v": "a whole number with more than %d digits" % MAX_DIGITS}
     return {"t": "int", "v": int(number)}
 
@@ -59,7 +63,7 @@ def describe(value, depth=0):
     if _is_bool(value):
         return {"t": "bool", "v": bool(value)}
     if isinstance(value, Fraction):
-        if len(str(abs(value.numerator))) > MAX_DIGITS or len(str(value.denominator)) > MAX_DIGITS:
+        if _too_long(value.numerator) or _too_long(value.denominator):
             return {"t": "other", "v": "a fraction with more than %d digits" % MAX_DIGITS}
         return {"t": "fraction", "n": int(value.numerator), "d": int(value.denominator)}
     if isinstance(value, Decimal):

@@ -54,6 +54,12 @@ BUGS = {
         scores = scores.masked_fill(~mask, float("-inf"))
     weights = torch.softmax(scores, dim=-1)
     return weights @ v, weights''', "fully masked"),
+        ("scales by sqrt(d_v) instead of sqrt(d_k)", "def scaled_dot_product_attention(", '''def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(v.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
+    return weights @ v, weights''', "no mask"),
     ],
     "c4": [
         ("causal off by one (diagonal excluded)", "def causal_mask(", '''def causal_mask(T, device=None):
@@ -62,6 +68,8 @@ BUGS = {
     return torch.ones(T, T, dtype=torch.bool).tril()''', "device"),
         ("float mask", "def causal_mask(", '''def causal_mask(T, device=None):
     return torch.ones(T, T, device=device).tril()''', "bool dtype"),
+        ("the upper triangle (triu)", "def causal_mask(", '''def causal_mask(T, device=None):
+    return torch.ones(T, T, dtype=torch.bool, device=device).triu()''', "T = 5"),
     ],
     "c5": [
         ("ignores causal=True", "def self_attention(", '''def self_attention(x, W_q, W_k, W_v, causal=True):

@@ -91,3 +91,36 @@ def test_every_mutant_loses_points_under_every_seed(release, tmp_path, k):
     survived = [f"seed {seed}: {task} ({bugs[task][0]}) kept full marks" for seed, tests in per_seed.items()
                 for task in bugs if tests[task]["score"] >= tests[task]["max_score"]]
     assert not survived, "\n".join(survived)
+
+
+FLOAT32_EVERYWHERE = {  # sound arithmetic, but done in float32 whatever comes in
+    "def scaled_dot_product_attention(": '''def scaled_dot_product_attention(q, k, v, mask=None):
+    dtype = q.dtype
+    q, k, v = q.float(), k.float(), v.float()
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
+    return (weights @ v).to(dtype), weights.to(dtype)''',
+    "def self_attention(": '''def self_attention(x, W_q, W_k, W_v, causal=True):
+    dtype = x.dtype
+    x, W_q, W_k, W_v = x.float(), W_q.float(), W_k.float(), W_v.float()
+    q, k, v = x @ W_q, x @ W_k, x @ W_v
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if causal:
+        T = x.shape[-2]
+        scores = scores.masked_fill(~torch.ones(T, T, dtype=torch.bool, device=x.device).tril(), float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return (weights @ v).to(dtype), weights.to(dtype)''',
+}
+
+
+@pytest.mark.slow
+def test_float32_arithmetic_costs_only_the_precision_probe(release, tmp_path):
+    out, _ = release
+    nb = edit_notebook(out / "solutions/lab/lab.ipynb", FLOAT32_EVERYWHERE)
+    per_seed = _verdicts(release, nb, tmp_path)
+    for seed, tests in per_seed.items():
+        failed = [line for line in tests["c3"]["output"].splitlines() if line.startswith("✗")]
+        assert len(failed) == 1 and "float64 precision kept" in failed[0] and "float32" in failed[0], (seed, failed)
+        assert tests["c5"]["score"] == tests["c5"]["max_score"], (seed, tests["c5"]["output"])

@@ -7,6 +7,7 @@ attn_ref. Only the supervisor's process writes results.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -188,12 +189,20 @@ def _run_probe(session, limits, task, probe, args, reference, substitutes, stats
     return ok, message, reply.forbidden_called, Status.OK
 
 
+def _substitutes(task: dict, by_name: dict) -> dict[str, str]:
+    """{function: source} of the earlier tasks this one builds on, bound while its probes run."""
+    return {by_name[name]["function"]: by_name[name]["substitute"] for name in task.get("builds_on", [])
+            if by_name.get(name, {}).get("substitute")}
+
+
 def _grade_lab(checks, session, limits, analysis, seed, env, banned) -> tuple[list, dict, bool]:
     tests, flags, report = [], {}, []
     cuda = bool(env.get("cuda"))
     timed_out = False
+    by_name = {t["name"]: t for t in checks["tasks"]}
     for t_index, task in enumerate(checks["tasks"]):
         static_hits = analysis.forbidden.get(task["name"], [])
+        substitutes = _substitutes(task, by_name)
         lines, tripped, hung = [], set(), False
         for p_index, probe in enumerate(task["probes"]):
             if probe["device"] == "cuda" and not cuda:
@@ -208,7 +217,7 @@ def _grade_lab(checks, session, limits, analysis, seed, env, banned) -> tuple[li
             reference = None if probe["device"] == "meta" else reference_outputs(task["reference"], args)
             stats: dict = {}
             try:
-                ok, message, forbidden, status = _run_probe(session, limits, task, probe, args, reference, {}, stats)
+                ok, message, forbidden, status = _run_probe(session, limits, task, probe, args, reference, substitutes, stats)
             except BudgetExhausted:
                 ok, message, forbidden, status = False, "not graded: the time budget for this submission ran out", (), Status.BUDGET
             report.append({"task": task["name"], "probe": probe["name"], "device": probe["device"], "dtype": probe["dtype"],
@@ -223,14 +232,25 @@ def _grade_lab(checks, session, limits, analysis, seed, env, banned) -> tuple[li
                      for _, label, points, _ in lines]
         if static_hits or tripped:
             flags[task["name"]] = sorted(set(static_hits) | tripped)
-        tests.append(_entry(task, lines, checks["visibility"], cuda))
+        entry = _entry(task, lines, checks["visibility"], cuda)
+        lost = [name for name in task.get("builds_on", []) if _lost_points(tests, name)]
+        if lost and substitutes:
+            functions = ", ".join(f"{by_name[n]['function']} ({n})" for n in lost)
+            entry["output"] += (f"\nNote: your {functions} lost points there; a correct one stood in for it while "
+                                f"{task['name']} was graded, so those mistakes are charged once.")
+        tests.append(entry)
     return tests, {"probes": report, **({"forbidden_calls": flags} if flags else {})}, timed_out
+
+
+def _lost_points(tests: list[dict], unit: str) -> bool:
+    return any(t["name"].split(":")[0] == unit and t["score"] < t["max_score"] for t in tests)
 
 
 # ---- one notebook ------------------------------------------------------------------------------------
 
-def grade_notebook(nb, filename: str, checks: dict, jail: Jail, limits: dict, deadline: float) -> dict:
-    """Run and score one notebook inside ``jail`` (in the grading process)."""
+@contextlib.contextmanager
+def _running(nb, filename: str, checks: dict, jail: Jail, limits: dict, deadline: float):
+    """The notebook run once in its kernel, with its static analysis: (analysis, session, env, seed)."""
     code = [c.source for c in nb.cells if c.cell_type == "code"]
     if sum(len(c) for c in code) > MAX_CODE:
         raise submission.SubmissionError(f"the notebook's code cells hold more than {MAX_CODE >> 20} MB of code; "
@@ -238,21 +258,26 @@ def grade_notebook(nb, filename: str, checks: dict, jail: Jail, limits: dict, de
     seed = seed_for(code, checks["version"])
     tasks = checks.get("tasks", [])
     analysis = static.analyse(code, {t["name"]: (t["function"], t["forbidden"]) for t in tasks})
-    notebook_bytes = nbformat.writes(nb).encode()
-    session = NotebookSession(runnable_cells(nb), (filename, notebook_bytes), jail, cell_timeout=limits["cell"],
-                              notebook_timeout=limits["notebook"], deadline=deadline)
-    timed_out = False
+    session = NotebookSession(runnable_cells(nb), (filename, nbformat.writes(nb).encode()), jail,
+                              cell_timeout=limits["cell"], notebook_timeout=limits["notebook"], deadline=deadline)
     try:
         try:
             env = session.environment(limits["call"])
         except BudgetExhausted:
             env = {}
+        yield analysis, session, env, seed
+    finally:
+        session.shutdown()
+
+
+def grade_notebook(nb, filename: str, checks: dict, jail: Jail, limits: dict, deadline: float) -> dict:
+    """Run and score one notebook inside ``jail`` (in the grading process)."""
+    timed_out = False
+    with _running(nb, filename, checks, jail, limits, deadline) as (analysis, session, env, seed):
         if checks["kind"] == "practice":
             tests, extra = _grade_practice(checks, session, limits, analysis.uses_reference)
         else:
             tests, extra, timed_out = _grade_lab(checks, session, limits, analysis, seed, env, analysis.uses_reference)
-    finally:
-        session.shutdown()
     disk_note = (jail.base / DISK_TRIP_FILE).read_text()[:200] if (jail.base / DISK_TRIP_FILE).exists() else ""
     notes = [f"Graded by attn-ref {attn_ref.__version__} (autograder {checks['version'][:12]})."]
     notes.append("Public checks look at types and shapes; these hidden checks compare values.")
@@ -271,6 +296,33 @@ def grade_notebook(nb, filename: str, checks: dict, jail: Jail, limits: dict, de
                        "cell_errors": [cap(e) for e in session.errors[:20]], "kernel_restarts": session.restarts,
                        "integrity_flags": analysis.flags[:50], **extra},
     }
+
+
+def grade_under_seeds(submission_path, autograder, seeds: list[int], *, plan: SandboxPlan | None = None,
+                      cell_timeout: float = CELL_TIMEOUT, call_timeout: float = CALL_TIMEOUT,
+                      notebook_timeout: float = NOTEBOOK_TIMEOUT) -> dict[int, dict[str, dict]]:
+    """{seed: {task: test entry}}: a lab notebook run once, its probes run once per seed (for proving that
+    verdicts do not depend on the seed). Raises if the notebook could not be run."""
+    checks = autograder if isinstance(autograder, dict) else load_autograder(autograder)
+    plan = plan or resolve(None if isinstance(autograder, dict) else autograder)
+    limits = {"cell": cell_timeout, "call": call_timeout, "notebook": notebook_timeout}
+    budget = 120.0 + 60.0 * len(seeds)
+
+    def run(jail: Jail) -> dict:
+        nb, filename = submission.load(submission_path)
+        per_seed = {}
+        with _running(nb, filename, checks, jail, limits, time.monotonic() + budget) as (analysis, session, env, _):
+            for seed in seeds:
+                tests, _, _ = _grade_lab(checks, session, limits, analysis, seed, env, analysis.uses_reference)
+                per_seed[str(seed)] = {t["name"].split(":")[0]: t for t in tests}
+        return {"per_seed": per_seed}
+
+    done: list[dict] = []
+    job = Job("seeds", run, lambda reason, status: {"error": reason}, budget)
+    Supervisor(plan).run([job], lambda job, results: done.append(results))
+    if "per_seed" not in done[0]:
+        raise RuntimeError(f"the notebook could not be graded under seeds: {done[0].get('error')}")
+    return {int(seed): tests for seed, tests in done[0]["per_seed"].items()}
 
 
 def grade_in_jail(submission_path, checks: dict, jail: Jail, limits: dict, budget: float) -> dict:

@@ -36,9 +36,16 @@ def _write_json(out_dir, name, data):
     os.replace(path + ".part", path)
 
 
+def _describe_safely(value):
+    try:
+        return describe(value)
+    except Exception:  # noqa: BLE001 - a value whose own methods fail is one unreadable answer, not all
+        return {"t": "other", "v": "a value that could not be read"}
+
+
 def read_values(names, out_dir):
     ns = _main_namespace()
-    values = {name: (describe(ns[name]) if name in ns else {"t": "missing"}) for name in names}
+    values = {name: (_describe_safely(ns[name]) if name in ns else {"t": "missing"}) for name in names}
     _write_json(out_dir, "reply.json", {"protocol": PROTOCOL, "values": values})
 
 
@@ -96,6 +103,7 @@ class _Watch:
         self.weights = weights  # name -> tensor
         self.rows = {name: 0 for name in weights}
         self.forbidden_called = set()
+        self.autograd_used = False
         self.derived = _IdentityMap()  # tensor -> names of the weights it was made from
         for name, w in weights.items():
             self.derived[w] = {name}
@@ -115,6 +123,8 @@ class _Watch:
         class Mode(torch.overrides.TorchFunctionMode):
             def __torch_function__(self, func, types, args=(), kwargs=None):
                 kwargs = kwargs or {}
+                if getattr(func, "__name__", "") in ("backward", "grad", "_engine_run_backward"):
+                    watch.autograd_used = True
                 family = _forbidden(func) if watch.tripwire else None
                 if family:
                     watch.forbidden_called.add(_op_names(func).split()[0] or family)
@@ -215,8 +225,9 @@ def _call(function, call_dir, out_dir):
 
         _reset_torch(torch)
     args, kwargs, named = _load_args(spec, call_dir, torch)
-    saved = {name: ns.get(name, _MISSING) for name in spec.get("substitutes", {})}
-    ns.update({name: SUBSTITUTES[impl] for name, impl in spec.get("substitutes", {}).items()})
+    substitutes = _substitutes(spec.get("substitutes", {}))
+    saved = {name: ns.get(name, _MISSING) for name in substitutes}
+    ns.update(substitutes)
     watch = None
     try:
         if torch is not None:
@@ -248,6 +259,7 @@ def _call(function, call_dir, out_dir):
         reply["forbidden_called"] = sorted(watch.forbidden_called)
         if spec.get("count_projections"):
             reply["projected_rows"] = watch.rows
+        reply["autograd_used"] = watch.autograd_used
     return reply
 
 
@@ -279,32 +291,22 @@ def _save(item, out_dir, name):
     return {"kind": "other", "type": cap(value.get("v") or value["t"], 80)}
 
 
-# Known-correct minimal implementations of earlier tasks, bound under the student's names while a later
-# task that builds on them is graded (a bug is charged once). Plain NumPy and torch only.
-
-def _softmax_numpy(x, axis=-1, *args, **kwargs):
-    shifted = x - np.max(x, axis=axis, keepdims=True)
-    e = np.exp(shifted)
-    return e / np.sum(e, axis=axis, keepdims=True)
-
-
-def _sdpa_torch(q, k, v, mask=None, *args, **kwargs):
+def _substitutes(sources):
+    """{function name: known-correct minimal implementation}: each source runs in a namespace of its own
+    (numpy, torch, math), never the student's; bound under the student's name while a later task that
+    builds on it is graded, so a bug is charged once."""
     import math
 
-    import torch
+    found = {}
+    for name, source in sources.items():
+        namespace = {"np": np, "math": math}
+        try:
+            import torch
 
-    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
-    if mask is not None:
-        scores = scores.masked_fill(~mask.to(torch.bool), float("-inf"))
-    weights = torch.softmax(scores, dim=-1)
-    weights = torch.where(torch.isnan(weights), torch.zeros_like(weights), weights)
-    return weights @ v, weights
-
-
-def _causal_mask_torch(T, device=None, *args, **kwargs):
-    import torch
-
-    return torch.ones(T, T, dtype=torch.bool, device=device).tril()
-
-
-SUBSTITUTES = {"softmax": _softmax_numpy, "scaled_dot_product_attention": _sdpa_torch, "causal_mask": _causal_mask_torch}
+            namespace["torch"] = torch
+        except ImportError:
+            pass
+        exec(compile(source, "<substitute %s>" % name, "exec"), namespace)
+        namespace.update(found)
+        found[name] = namespace[name]
+    return found

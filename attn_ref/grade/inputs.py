@@ -47,6 +47,9 @@ def generate(probe: dict, rng: np.random.Generator) -> list[Arg]:
         student_only = bool(spec.get("student_only"))
         if "normal" in spec:
             data = rng.standard_normal(spec["normal"]) * spec.get("scale", 1.0)
+            if "common" in spec:  # every row shares a large component along one direction
+                direction = rng.standard_normal(spec["normal"][-1])
+                data = data + spec["common"] * direction / np.linalg.norm(direction)
             data = data.astype(probe["dtype"])  # the reference sees exactly what the student sees
             args.append(Arg(name, "array", data, keyword, student_only))
         elif "mask" in spec:

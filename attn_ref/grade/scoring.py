@@ -301,6 +301,13 @@ def _projected_once(probe, sent, obs, **_):
     return True, ""
 
 
+def _autograd_used(obs, **_):
+    """Measured in the kernel, so it can only take points away: the task asks for autograd."""
+    if obs.reply.autograd_used:
+        return True, ""
+    return False, "computed without autograd (no backward() or torch.autograd.grad ran); the task asks for autograd"
+
+
 CHECKS = {
     "matches_reference": _matches_reference,
     "precision_kept": _precision_kept,
@@ -312,4 +319,5 @@ CHECKS = {
     "masked_weights_zero": _masked_weights_zero,
     "inputs_unchanged": _inputs_unchanged,
     "projected_once": _projected_once,
+    "autograd_used": _autograd_used,
 }

@@ -74,6 +74,9 @@ GRADER_PACKAGES = {"numpy", "array-api-compat", "nbformat", "jupyter-client", "i
 STUDENT_PACKAGES = {"numpy", "torch", "ipykernel", "otter-grader", "matplotlib"}
 
 
+SLOPE_FLOOR = 1.6  # the lab's cost plot should show time growing like T² (slope 2) for T >= 512
+
+
 @dataclass
 class Built:
     name: str
@@ -83,6 +86,7 @@ class Built:
     seconds_otter_assign: float
     seconds_solution: float
     seconds_total: float
+    warnings: tuple[str, ...] = ()
 
 
 def requirements(packages: set[str]) -> str:
@@ -181,7 +185,20 @@ def build_one(name: str, out: Path, runner: str = "cpu", pdf: bool = False) -> B
         solution_path = _write(solution, out / "solutions" / name / f"{name}.ipynb")
         # otter's own dist/ (its autograder notebook holds every test) dies with tmp
     zip_path = autograder_zip(name, runner, out)
-    return Built(name, student_path, solution_path, zip_path, seconds_assign, seconds_solution, time.perf_counter() - start)
+    return Built(name, student_path, solution_path, zip_path, seconds_assign, seconds_solution, time.perf_counter() - start,
+                 tuple(_solution_warnings(solution)))
+
+
+def _solution_warnings(nb: nbformat.NotebookNode) -> list[str]:
+    """Build checks on what the executed solution shows: the cost plot's fitted slope should be near T²."""
+    found = []
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            match = re.search(r"fitted slope of time against T for T >= 512: ([0-9.]+)", output.get("text", ""))
+            if match and float(match.group(1)) < SLOPE_FLOOR:
+                found.append(f"the solution's cost plot has a fitted slope of {match.group(1)} for T >= 512, below "
+                             f"{SLOPE_FLOOR}: the machine was busy or the timing is off; rebuild to get a plot that shows T²")
+    return found
 
 
 def build(out: Path, only: str | None = None, runner: str = "cpu", pdf: bool = False) -> list[Built]:

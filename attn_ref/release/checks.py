@@ -30,7 +30,8 @@ def practice_checks() -> dict:
         {
             "name": q.name,
             "title": q.title,
-            "answers": [{"name": a.name, "kind": a.kind, "points": a.points, "expected": _expected(a)} for a in q.answers],
+            "answers": [{"name": a.name, "kind": a.kind, "points": a.points, "expected": _expected(a),
+                         "letters": "".join(letter for letter, _ in a.choices)} for a in q.answers],
         }
         for q in practice.QUESTIONS
     ]
@@ -76,6 +77,8 @@ def lab_checks(runner: str = "cpu") -> dict:
                 "reference": t.reference,
                 "outputs": list(t.outputs),
                 "forbidden": list(t.forbidden),
+                "builds_on": list(t.builds_on),
+                "substitute": t.substitute,
                 "probes": probes,
             }
         )

@@ -13,6 +13,7 @@ import yaml
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
 
 from . import lab, practice
+from .public_checks import question_test
 from .units import Question, Task
 
 EXPLORATION_TAG = "exploration"  # skipped while grading
@@ -57,7 +58,7 @@ def practice_master(pdf: bool = False) -> nbformat.NotebookNode:
     cells = [_config("practice", pdf), new_markdown_cell(practice.INTRO.strip())]
     for q in practice.QUESTIONS:
         heading = f"## {q.name}: {q.title}\n*Note 3.1, {q.source}.*\n\n{q.prompt.strip()}"
-        cells += _question_block(q.name, q.points, heading, [_practice_solution_cell(q)], q.public_checks)
+        cells += _question_block(q.name, q.points, heading, [_practice_solution_cell(q)], (question_test(q),))
         if q.written_prompt:
             cells += _question_block(
                 f"{q.name}_written",

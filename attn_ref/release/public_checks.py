@@ -1,47 +1,50 @@
-"""Public checks for answer variables: types, shapes and ranges, never the answers themselves.
+"""Public checks for answer variables, made from the same answers the hidden checks grade.
 
-Each returns the source of an otter exception-format test (arguments are looked up in the student's
-globals). Hidden checks grade the values.
+Each question gets one otter exception-format test (arguments are looked up in the student's globals).
+It carries attn_ref/typerules.py inlined (students have no attn_ref), so `grader.check` judges an answer's
+form with exactly the code hidden grading uses; it then checks a plausible range, never the value.
 """
 
 from __future__ import annotations
 
-PENDING = "hidden checks grade the value after you submit"
+import ast
+import textwrap
+from importlib import resources
+
+from .units import Answer, Question
+
+PENDING = "hidden checks grade the values after you submit"
 
 
-def is_count(var: str, minimum: int = 0) -> str:
-    return f'''def test_{var}_is_a_whole_number({var}):
-    import numbers
-    assert {var} is not ..., "assign {var} first"
-    assert not isinstance({var}, bool), "{var} should be a number, not True/False"
-    assert isinstance({var}, numbers.Integral) or (isinstance({var}, float) and {var}.is_integer()), \\
-        "{var} should be a whole number, got " + type({var}).__name__
-    assert {var} >= {minimum}, "{var} should be at least {minimum}"
-    print("{var}: type and range look right; {PENDING}")
-'''
+def typerules_body() -> str:
+    """typerules.py without its docstring, to sit inside a test function."""
+    source = resources.files("attn_ref").joinpath("typerules.py").read_text()
+    tree = ast.parse(source)
+    first = tree.body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        source = "\n".join(source.splitlines()[first.end_lineno:])
+    return source.strip() + "\n"
 
 
-def is_real(var: str, low: float, high: float) -> str:
-    return f'''def test_{var}_is_a_number_in_range({var}):
-    import numbers
-    assert {var} is not ..., "assign {var} first"
-    assert isinstance({var}, numbers.Real) and not isinstance({var}, bool), "{var} should be a number"
-    assert {low!r} <= {var} <= {high!r}, "{var} should lie between {low} and {high}"
-    print("{var}: type and range look right; {PENDING}")
-'''
+def _letters(answer: Answer) -> str:
+    return "".join(letter for letter, _ in answer.choices)
 
 
-def is_bool(var: str) -> str:
-    return f'''def test_{var}_is_true_or_false({var}):
-    assert {var} is not ..., "assign {var} first"
-    assert type({var}).__name__ in ("bool", "bool_"), "{var} should be True or False, not " + repr({var})
-    print("{var}: a boolean; {PENDING}")
-'''
+def _range_check(answer: Answer) -> str:
+    name, lines = answer.name, []
+    if answer.low is not None:
+        lines.append(f"assert value >= {answer.low!r}, {name!r} + ' should be at least {answer.low:g}'")
+    if answer.high is not None:
+        lines.append(f"assert value <= {answer.high!r}, {name!r} + ' should be at most {answer.high:g}'")
+    return "\n".join(lines)
 
 
-def is_choice(var: str, letters: str) -> str:
-    return f'''def test_{var}_is_one_letter({var}):
-    assert isinstance({var}, str), "{var} should be a string holding one letter"
-    assert {var}.strip().upper() in {tuple(letters)!r}, "{var} should be one of {", ".join(letters)}"
-    print("{var}: a valid letter; {PENDING}")
-'''
+def question_test(question: Question) -> str:
+    """The public test of one practice question: every answer's form by the type rules, then its range."""
+    names = [a.name for a in question.answers]
+    checks = []
+    for answer in question.answers:
+        checks.append(f"value, problem = read({answer.kind!r}, describe({answer.name}), {_letters(answer)!r})\n"
+                      f"assert problem is None, {answer.name!r} + ': ' + str(problem)\n" + _range_check(answer))
+    body = typerules_body() + "\n" + "\n".join(checks) + f"\nprint({question.name + ': the form of every answer is right; ' + PENDING!r})\n"
+    return f"def test_{question.name}_answers({', '.join(names)}):\n" + textwrap.indent(body, "    ")

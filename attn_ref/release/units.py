@@ -17,6 +17,8 @@ class Answer:
     points: float = 1.0
     choices: tuple[tuple[str, str], ...] = ()  # (letter, option) for kind == "choice"
     correct: str | None = None  # the letter, for kind == "choice"
+    low: float | None = None  # a plausible range, checked publicly (never the value)
+    high: float | None = None
 
     def __post_init__(self):
         assert self.kind in {"int", "float", "bool", "choice", "int_dict"}, self.kind
@@ -33,7 +35,6 @@ class Question:
     prompt: str  # Markdown, in the project's own words
     answers: tuple[Answer, ...]
     solution: str  # code assigning every answer variable, shown in the solution notebook
-    public_checks: tuple[str, ...]  # otter exception-format test functions
     written_prompt: str | None = None
     written_solution: str | None = None
     written_points: float = 1.0
@@ -49,7 +50,8 @@ class Probe:
 
     args: list of (name, spec) where spec is {"normal": shape, "scale": s} (float64 normal draws),
     {"mask": shape, "p": keep probability, "empty_rows": [..]} (bool, True = may attend),
-    {"ones": shape}, or {"value": literal}. Arguments with "student_only": True are not passed to the
+    {"normal": shape, "common": c} (rows that share a component of length c along one random direction),
+    or {"value": literal}. Arguments with "student_only": True are not passed to the
     reference. dtype/device: how float arrays reach the student ("float64"/"float32"; "cpu"/"cuda"/"meta").
     checks: names of the grader's comparators, all of which must pass.
     """
@@ -91,6 +93,8 @@ class Task:
     outputs: tuple[str, ...] = ("out",)  # names of the returned values, for messages
     forbidden: tuple[str, ...] = ()
     cuda: bool = False  # repeat the value probes on CUDA when the runner has it
+    builds_on: tuple[str, ...] = ()  # earlier tasks whose functions this one calls (graded with correct ones)
+    substitute: str = ""  # a minimal known-correct implementation, bound while later tasks are graded
 
     @property
     def points(self) -> float:

@@ -1,7 +1,7 @@
 """Code the grader runs INSIDE the student's kernel, after the notebook, to read values and call functions.
 
-It is sent as source together with attn_ref/typerules.py and attn_ref/protocol.py (``describe``, ``cap``,
-``PROTOCOL``, ``MAX_OUTPUTS`` come from there): the student environment has numpy and torch, not attn_ref.
+It is sent as source after attn_ref/typerules.py and attn_ref/protocol.py, in one namespace, with the
+imports marked "sent with the harness" dropped: the student environment has numpy and torch, not attn_ref.
 It hands back plain data only: JSON and arrays saved as .npy (loaded with allow_pickle=False).
 
 Nothing here is trusted: student code shares this process and can replace any of it. Whatever it
@@ -14,6 +14,9 @@ import os
 import weakref
 
 import numpy as np
+
+from attn_ref.protocol import MAX_OUTPUTS, PROTOCOL, cap  # sent with the harness
+from attn_ref.typerules import describe  # sent with the harness
 
 MATMULS = {"matmul", "__matmul__", "__rmatmul__", "mm", "bmm", "linear", "einsum", "tensordot", "inner", "dot", "addmm",
            "baddbmm", "matmul_"}

@@ -22,9 +22,12 @@ from .safeio import UnsafeReply, make_private_dir, read_reply, write_new
 from .sandbox import Jail
 
 EXPLORATION_TAG = "exploration"
-# The harness carries the protocol and the type rules it speaks (the kernel cannot import attn_ref).
+# The harness carries the protocol and the type rules it speaks (the kernel cannot import attn_ref): their
+# sources go first, in one namespace, and the harness's imports of them are dropped.
+SENT_WITH_HARNESS = "# sent with the harness"
 HARNESS_SOURCE = "\n\n".join(
-    resources.files(package).joinpath(name).read_text()
+    "\n".join(line for line in resources.files(package).joinpath(name).read_text().splitlines()
+              if not line.endswith(SENT_WITH_HARNESS))
     for package, name in (("attn_ref", "typerules.py"), ("attn_ref", "protocol.py"), (__package__, "harness.py"))
 )
 GRADING_MODE = "try:\n    import otter as _o\n    _o.Notebook.init_grading_mode('.')\n    del _o\nexcept Exception:\n    pass"

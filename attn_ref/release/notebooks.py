@@ -14,7 +14,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_
 
 from . import lab, practice
 from .public_checks import question_test
-from .units import Question, Task
+from .units import Question
 
 EXPLORATION_TAG = "exploration"  # skipped while grading
 TIMING_TAG = "timing"  # outputs hold measured timings

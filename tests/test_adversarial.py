@@ -97,9 +97,12 @@ def visible_text(results: dict) -> str:
     return results["output"] + "".join(t["output"] + t["name"] for t in results["tests"])
 
 
-def kernel_uid_processes() -> list[psutil.Process]:
+def kernel_uid_processes(uids: set[int] | None = None) -> list[psutil.Process]:
+    """Processes of the given kernel uids (default: every uid of the kernel range; other graders running on
+    this machine at the same time use that range too)."""
     first, last = DEFAULT_UID_RANGE
-    return [p for p in psutil.process_iter(["uids"]) if p.info["uids"] and first <= p.info["uids"].real <= last]
+    return [p for p in psutil.process_iter(["uids"]) if p.info["uids"] and first <= p.info["uids"].real <= last
+            and (uids is None or p.info["uids"].real in uids)]
 
 
 def assert_sound(results: dict):
@@ -110,7 +113,9 @@ def assert_sound(results: dict):
     text = visible_text(results)
     leaked = [s for s in SECRETS if s in text]
     assert not leaked, leaked
-    assert not kernel_uid_processes(), "processes of a kernel uid were left behind"
+    uid = (results["extra_data"].get("kernel") or {}).get("uid")
+    if uid is not None and uid != os.geteuid():
+        assert not kernel_uid_processes({uid}), "processes of the kernel's uid were left behind"
 
 
 @pytest.fixture
@@ -286,8 +291,9 @@ def test_tripwire_catches_a_forbidden_call_the_parser_cannot_see(release, local,
         weights = weights.masked_fill(~mask, 0.0)
     return {call}, weights""")
     results = local(nb, "lab")
-    got = scores(results)
-    assert got["c3"] == 0 and got["c5"] == 0 and got["c6"] == 0  # c5 and c6 reach it through c3
+    got, full = scores(results), max_scores(results)
+    assert got["c3"] == 0  # c5 and c6 are graded with a correct c3 in its place: charged once
+    assert got["c5"] == full["c5"] and got["c6"] == full["c6"]
     c3 = next(t["output"] for t in results["tests"] if t["name"].startswith("c3"))
     assert "which this task does not allow" in c3 and "scaled_dot_product" in c3
     assert "c3" in results["extra_data"]["forbidden_calls"]
@@ -341,8 +347,8 @@ def test_the_time_budget_always_leaves_results(release, local):
     time.sleep(2.5)
     e = np.exp(x - np.max(x, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)""")
-    results = local(nb, "lab", budget=25)
-    assert results["execution_time"] < 40
+    results = local(nb, "lab", budget=15)
+    assert results["execution_time"] < 30
     assert "time budget for this submission ran out" in visible_text(results)
     assert results["extra_data"]["status"] == "timeout"
 
@@ -647,7 +653,8 @@ if os.fork() == 0:
                          plan=resolve(namespaces="off"), **FAST)
     totals = {row["name"]: float(row["total"]) for row in report.rows}
     assert totals == {"a_hostile": 0, "b_honest": 80, "c_honest": 80}
-    assert not Path("/dev/shm/stolen").exists() and not kernel_uid_processes()
+    uids = {json.loads(p.read_text())["extra_data"]["kernel"]["uid"] for p in (tmp_path / "graded" / "results").iterdir()}
+    assert not Path("/dev/shm/stolen").exists() and not kernel_uid_processes(uids)
     assert (tmp_path / "graded" / "grades.csv").stat().st_mode & 0o077 == 0
 
 

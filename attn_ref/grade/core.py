@@ -257,7 +257,10 @@ def _running(nb, filename: str, checks: dict, jail: Jail, limits: dict, deadline
                                          "remove what you do not need")
     seed = seed_for(code, checks["version"])
     tasks = checks.get("tasks", [])
-    analysis = static.analyse(code, {t["name"]: (t["function"], t["forbidden"]) for t in tasks})
+    by_name = {t["name"]: t for t in tasks}
+    analysis = static.analyse(code, {t["name"]: (t["function"], t["forbidden"], [by_name[n]["function"] for n in t.get("builds_on", [])
+                                                                               if by_name.get(n, {}).get("substitute")])
+                                     for t in tasks})
     session = NotebookSession(runnable_cells(nb), (filename, nbformat.writes(nb).encode()), jail,
                               cell_timeout=limits["cell"], notebook_timeout=limits["notebook"], deadline=deadline)
     try:

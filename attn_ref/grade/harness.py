@@ -190,8 +190,15 @@ def call(function, call_dir, out_dir):
     except BaseException as err:  # noqa: BLE001 (student code may raise anything, SystemExit too)
         if isinstance(err, KeyboardInterrupt):
             raise
-        reply = {"protocol": PROTOCOL, "ok": False, "error": cap("%s: %s" % (type(err).__name__, err))}
+        reply = _failure(err, None)
     _write_json(out_dir, "reply.json", reply)
+
+
+def _failure(err, watch):
+    reply = {"protocol": PROTOCOL, "ok": False, "error": cap("%s: %s" % (type(err).__name__, err))}
+    if watch is not None:  # a forbidden call that then raised is still a forbidden call
+        reply["forbidden_called"] = sorted(watch.forbidden_called)
+    return reply
 
 
 def _load_args(spec, call_dir, torch):
@@ -243,6 +250,8 @@ def _call(function, call_dir, out_dir):
                     result = fn(*args, **kwargs)
         else:
             result = fn(*args, **kwargs)
+    except Exception as err:  # noqa: BLE001 - the student's function raised
+        return _failure(err, watch)
     finally:
         for name, value in saved.items():
             if value is _MISSING:

@@ -255,18 +255,31 @@ def forbidden_uses(code_cells: list[str], function: str, forbidden: list[str]) -
     return _forbidden(_Module(trees), function, forbidden)
 
 
-def _forbidden(module: _Module, function: str, forbidden: list[str]) -> list[str]:
+def _forbidden(module: _Module, function: str, forbidden: list[str], stand_ins: frozenset[str] = frozenset()) -> list[str]:
+    """``stand_ins``: functions a correct implementation replaces while this one is graded (not followed)."""
     binding = module.bindings.get(function)
     if not forbidden or binding is None or not isinstance(binding.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return []
-    return _contract_names(module.tainted.get(function, set()), forbidden)
+    if not stand_ins:
+        return _contract_names(module.tainted.get(function, set()), forbidden)
+    hits, seen, todo = set(), set(), [function]
+    while todo:
+        name = todo.pop()
+        if name in seen or name in stand_ins or name not in module.bindings:
+            continue
+        seen.add(name)
+        own, refs = module._own_hits(name)
+        hits |= own
+        todo.extend(refs)
+    return _contract_names(hits, forbidden)
 
 
-def analyse(code_cells: list[str], tasks: dict[str, tuple[str, list[str]]]) -> Analysis:
-    """Everything static about a notebook, parsed once: {task: (function, forbidden names)} -> Analysis."""
+def analyse(code_cells: list[str], tasks: dict[str, tuple]) -> Analysis:
+    """Everything static about a notebook, parsed once: {task: (function, forbidden names[, stand-ins])}."""
     per_cell = [_parse(source) for source in code_cells]
     module = _Module([t for trees in per_cell for t in trees])
-    forbidden = {task: _forbidden(module, function, names) for task, (function, names) in tasks.items()}
+    forbidden = {task: _forbidden(module, spec[0], spec[1], frozenset(spec[2]) if len(spec) > 2 else frozenset())
+                 for task, spec in tasks.items()}
     return Analysis({t: hits for t, hits in forbidden.items() if hits}, _uses_reference(per_cell, code_cells),
                     _integrity_flags(per_cell, module))
 

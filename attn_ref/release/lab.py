@@ -787,7 +787,7 @@ except Exception as err:  # your c3-c5 are not ready yet
     print("self_attention is not ready yet:", repr(err))"""
 
 PLOT_COST = """# Full attention for T = 256 ... 4096: wall time (warm-up, then the median of 5 runs) and the T x T weights.
-Ts, seconds, map_bytes = [256, 512, 1024, 2048, 4096], [], []
+Ts, seconds, map_bytes = [256, 512, 768, 1536, 3072, 4096], [], []
 threads = torch.get_num_threads()
 torch.set_num_threads(1)  # one thread: times that follow the work, not the scheduler
 try:

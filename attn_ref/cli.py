@@ -3,45 +3,80 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
+from pathlib import Path
+
+
+def repo_root() -> Path:
+    """The repository root when running from a checkout (where pyproject.toml sits), else the current folder."""
+    root = Path(__file__).resolve().parents[1]
+    return root if (root / "pyproject.toml").is_file() else Path.cwd()
+
+
+def _course(args) -> Path:
+    return Path(args.course).resolve() if args.course else repo_root() / "course"
 
 
 def _answers(args) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from .answers import ANSWERS
+    from .release.course import CourseError, load_course
 
-    table = Table(title="practice: answer key (attn_ref.answers.ANSWERS)")
-    table.add_column("variable")
-    table.add_column("value", justify="right")
-    for name, value in ANSWERS.items():
-        table.add_row(name, f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else repr(value))
-    Console().print(table)
+    try:
+        assignments = [a for a in load_course(_course(args), args.only) if a.kind == "questions"]
+    except CourseError as err:
+        print(f"attn-ref answers: {err}", file=sys.stderr)
+        return 2
+    for assignment in assignments:
+        table = Table(title=f"{assignment.name}: answer key (computed in {assignment.folder.name}/<question>/question.py)")
+        table.add_column("variable")
+        table.add_column("value", justify="right")
+        for answer in (a for q in assignment.units for a in q.answers):
+            value = answer.expected
+            table.add_row(answer.name, f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else repr(value))
+        Console().print(table)
     return 0
 
 
-def default_release_dir():
-    """The repository root when running from a checkout (where pyproject.toml sits), else the current folder."""
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1]
-    return root if (root / "pyproject.toml").is_file() else Path.cwd()
-
-
-def _build(args) -> int:
-    from pathlib import Path
-
+def _print_rows(rows, title: str) -> bool:
     from rich.console import Console
     from rich.table import Table
 
-    from .release.build import build
+    table = Table(title=title)
+    for column in ("assignment", "check", "result", "detail"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(row.assignment, row.check, "[green]ok[/green]" if row.ok else "[red]FAILED[/red]", row.detail)
+    Console(width=160).print(table)
+    return all(row.ok for row in rows)
+
+
+def _build(args) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from .release.build import BuildError, build
+    from .release.check import check_release
+    from .release.course import CourseError
 
     console = Console()
-    out = Path(args.out).resolve() if args.out else default_release_dir()
-    with console.status("building releases (otter assign, executing solutions)..."):
-        built = build(out, only=args.only, runner=args.runner, pdf=args.pdf)
+    out = Path(args.out).resolve() if args.out else repo_root()
+    failures: list = []
+
+    def verify(staged: Path, built) -> None:
+        rows = check_release(staged, _course(args), [b.autograder for b in built])
+        if not _print_rows(rows, "attn-ref check (on the staged release)"):
+            failures.extend(r for r in rows if not r.ok)
+            raise BuildError("the release failed its checks; nothing was moved into place")
+
+    try:
+        with console.status("building (otter assign, executing solutions, checking)..."):
+            built = build(out, _course(args), only=args.only, runner=args.runner, pdf=args.pdf,
+                          verify=None if args.no_check else verify)
+    except (BuildError, CourseError) as err:
+        print(f"attn-ref build: {err}", file=sys.stderr)
+        return 1
     table = Table(title=f"attn-ref build -> {out}")
     for column in ("assignment", "otter assign s", "solution run s", "total s"):
         table.add_column(column)
@@ -56,43 +91,34 @@ def _build(args) -> int:
     return 0
 
 
+def _check(args) -> int:
+    from .release.check import check_release
+
+    release = Path(args.release).resolve() if args.release else repo_root()
+    rows = check_release(release, _course(args), [Path(z) for z in args.zips] or None)
+    return 0 if _print_rows(rows, f"attn-ref check ({release})") else 1
+
+
+def _probe_mutants(args) -> int:
+    import json
+
+    from .grade.mutants import probe_mutants
+
+    mutants = json.loads(Path(args.mutants).read_text())
+    verdicts = probe_mutants(args.notebook, args.autograder, mutants)
+    Path(args.out).write_text(json.dumps(verdicts))
+    return 0
+
+
 def _grade(args) -> int:
-    from pathlib import Path
+    from .grade import AutograderError, SandboxError
+    from .grade.cli import run_grade
 
-    from .grade import AutograderError, SandboxError, grade
-    from .grade.batch import grade_batch, is_batch, summary_lines
-    from .grade.core import load_autograder
-    from .grade.sandbox import resolve
-
-    from .grade.cleanup import make_undumpable
-
-    if os.geteuid() != 0:
-        make_undumpable()  # a kernel running as this user cannot read this process's environment or memory
-    limits = dict(cell_timeout=args.cell_timeout, call_timeout=args.call_timeout)
     try:
-        plan = resolve(args.autograder, python=args.kernel_python, namespaces=args.namespaces)
-        for warning in plan.warnings:
-            print(f"attn-ref grade: {warning}", file=sys.stderr)
-        if args.results is None and is_batch(Path(args.submission)):
-            report = grade_batch(args.submission, args.autograder, args.out, jobs=args.jobs, budget=args.timeout,
-                                 force=args.force, plan=plan, progress=sys.stderr.isatty(), **limits)
-            if report.interrupted:
-                print(f"interrupted: {report.graded} graded — rerun to resume", file=sys.stderr)
-                return 130
-            print(f"{report.total} submissions: {report.graded} graded, {report.skipped} unchanged since the last run")
-            print(f"gradebook: {Path(args.out) / 'grades.csv'}  (kernels: {plan.mode})")
-            print("\n".join(summary_lines(report.rows, load_autograder(args.autograder))))
-            return 0
-        results = grade(args.submission, args.autograder, out_dir=args.out, results_path=args.results,
-                        budget=args.timeout, plan=plan, **limits)
+        return run_grade(args)
     except (AutograderError, SandboxError) as err:
         print(f"attn-ref grade: {err}", file=sys.stderr)
         return 2
-    total = sum(t["max_score"] for t in results["tests"])
-    print(f"{args.submission}: {results['score']:g} / {total:g} ({results['extra_data'].get('status')}; kernel: {plan.mode})")
-    for test in results["tests"]:
-        print(f"  {test['name']}: {test['score']:g} / {test['max_score']:g}")
-    return 0
 
 
 def _requirements(args) -> int:
@@ -102,35 +128,65 @@ def _requirements(args) -> int:
     return 0
 
 
+GRADE_HELP = """Grade submissions against an autograder zip, the way Gradescope would, without Docker.
+
+examples:
+  one notebook:     attn-ref grade submission.ipynb --autograder autograder/lab-autograder.zip
+  a class:          attn-ref grade submissions/ --autograder autograder/lab-autograder.zip --out graded/
+  Gradescope's "Export Submissions" zip:
+                    attn-ref grade export.zip --autograder autograder/lab-autograder.zip --out graded/
+  on Gradescope (run_autograder does this):
+                    attn-ref grade /autograder/submission --autograder /autograder/source --results /autograder/results/results.json
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="attn-ref", description=__doc__)
     verbs = parser.add_subparsers(dest="verb", required=True)
-    verbs.add_parser("answers", help="print the practice answer key").set_defaults(run=_answers)
+    defaults = argparse.ArgumentDefaultsHelpFormatter
 
-    build = verbs.add_parser("build", help="build student notebooks, solutions and autograder zips")
+    answers = verbs.add_parser("answers", help="print the answer keys of the course's questions assignments",
+                               formatter_class=defaults)
+    answers.add_argument("--course", help="the course folder (default: course/ of this checkout)")
+    answers.add_argument("--only", help="one assignment")
+    answers.set_defaults(run=_answers)
+
+    build = verbs.add_parser("build", help="build student notebooks, solutions and autograder zips, then check them",
+                             description="Build every assignment of the course into a staging folder, run `attn-ref "
+                             "check` on it, and only then move assignments/, solutions/ and autograder/ into place.",
+                             formatter_class=defaults)
     build.add_argument("--out", help="folder to write assignments/, solutions/, autograder/ into (default: the repo root)")
-    build.add_argument("--only", choices=["practice", "lab"], help="build one assignment")
+    build.add_argument("--course", help="the course folder (default: course/ of this checkout)")
+    build.add_argument("--only", help="build one assignment of the registry")
     build.add_argument("--runner", choices=["cpu", "gpu"], default="cpu", help="Gradescope runner the zip targets")
     build.add_argument("--pdf", action="store_true", help="export a PDF with submissions (needs LaTeX on students' machines)")
+    build.add_argument("--no-check", action="store_true", help="skip `attn-ref check` (not for a release)")
     build.set_defaults(run=_build)
+
+    check = verbs.add_parser("check", help="prove a release: solution full, blank 0, public checks, mutants, determinism",
+                             description=__import__("attn_ref.release.check", fromlist=["x"]).__doc__,
+                             formatter_class=argparse.RawDescriptionHelpFormatter)
+    check.add_argument("zips", nargs="*", help="autograder zips (default: every zip under RELEASE/autograder)")
+    check.add_argument("--release", help="the folder holding assignments/, solutions/, autograder/ (default: the repo root)")
+    check.add_argument("--course", help="the course folder (default: course/ of this checkout)")
+    check.set_defaults(run=_check)
+
+    mutants = verbs.add_parser("probe-mutants")  # used by check, through the zip's own grader
+    mutants.add_argument("notebook")
+    mutants.add_argument("--autograder", required=True)
+    mutants.add_argument("--mutants", required=True)
+    mutants.add_argument("--out", required=True)
+    mutants.set_defaults(run=_probe_mutants)
 
     reqs = verbs.add_parser("requirements", help="print the pinned requirements of the students' or the grader's environment")
     reqs.add_argument("environment", choices=["student", "grader"])
     reqs.set_defaults(run=_requirements)
 
-    grade = verbs.add_parser("grade", help="grade a submission against an autograder zip")
-    grade.add_argument("submission", help="a .ipynb or grader.export() zip; a folder of them; or a Gradescope export (zip or folder)")
-    grade.add_argument("--autograder", required=True, help="autograder/<name>-autograder.zip (or its unpacked folder)")
-    grade.add_argument("--out", default=".", help="results go to OUT/results/<submission>.json")
-    grade.add_argument("--results", help="write results to exactly this file instead (Gradescope)")
-    grade.add_argument("--timeout", "--budget", type=float, default=480.0, help="seconds for one whole submission (default 8 min)")
-    grade.add_argument("--jobs", type=int, default=None, help="submissions graded at once (default: every core)")
-    grade.add_argument("--force", action="store_true", help="regrade submissions already graded with this autograder")
-    grade.add_argument("--cell-timeout", type=float, default=120.0, help="seconds one notebook cell may run")
-    grade.add_argument("--call-timeout", type=float, default=30.0, help="seconds one call of a student function may run")
-    grade.add_argument("--kernel-python", help="interpreter of the students' environment (default: this one)")
-    grade.add_argument("--namespaces", choices=["auto", "require", "off"], default="auto",
-                       help="run kernels in bubblewrap namespaces: where they work (auto), always, or never (default: auto)")
+    from .grade.cli import add_grade_arguments
+
+    grade = verbs.add_parser("grade", help="grade a submission or a class against an autograder zip", description=GRADE_HELP,
+                             formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(prog, width=110))
+    add_grade_arguments(grade)
     grade.set_defaults(run=_grade)
     return parser
 
@@ -142,3 +198,4 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+

@@ -1,11 +1,35 @@
-"""The wire formats between the grader and the student's kernel, defined once and validated where read.
+"""The wire formats of the project, defined once and validated where they are read.
 
 Standard library only: the grader sends this file's source into the kernel with the harness (the student
-environment has no attn_ref). The kernel's replies are untrusted data: ``parse_*`` accept exactly the
-structure below and raise ``MalformedReply`` for anything else; a value's *form* (tuple or list, 0-d
-tensor or float) is decided by the scoring's type rules, never here.
+environment has no attn_ref), and the builder writes what the grader reads. Two formats:
 
-A call (grader -> kernel, ``call.json`` in a folder the kernel can only read)::
+**checks.json** (builder -> grader, inside the autograder zip; ``validate_checks``)::
+
+    {"format": 1, "assignment": "lab", "title": "...", "kind": "questions" | "functions",
+     "runner": "cpu" | "gpu", "visibility": "hidden" | "after_due_date" | "after_published" | "visible",
+     "version": HEX, "seed_key": HEX,          # everything that decides a score / the probes alone
+     "units": [UNIT, ...], "written": [{"name", "question", "title", "prompt"}],
+     "references": {"attn_ref.attention": null, "stats_ref": "references/stats_ref.py"}}
+
+    questions UNIT = {"name", "title", "answers": [{"name", "kind": "int" | "float" | "bool" | "choice" |
+                      "int_dict", "points", "expected", "letters"}]}
+    functions UNIT = {"name", "title", "function", "framework": "numpy" | "torch", "reference": "module:function",
+                      "outputs": [str], "forbidden": [str], "builds_on": [unit], "substitute": SOURCE,
+                      "probes": [{"name", "points", "args": [[name, SPEC]], "checks": [COMPARATOR],
+                                  "dtype": "float32" | "float64", "device": "cpu" | "cuda" | "meta", "options"}]}
+
+    SPEC names exactly one input generator (the grader's registry, grade/inputs.py):
+      {"normal": shape, "scale": s, "common": c}   standard normal draws times s; every row plus a shared
+                                                   component of length c (optional)
+      {"mask": shape, "p": p, "empty_rows": [i]}   bool, True = may attend, each row with one True unless listed
+      {"ones": shape}                              all ones
+      {"simplex": shape}                           non-negative rows (last axis) that sum to 1
+      {"value": literal}                           an int, float or bool as it is
+      {"device": true}                             the probe's device, as a string
+    plus "keyword" (pass by name) and "student_only" (not passed to the reference). COMPARATOR names one
+    of the grader's comparators (grade/scoring.py CHECKS).
+
+**A call** (grader -> kernel, ``call.json`` in a folder the kernel can only read)::
 
     {"protocol": 1, "function": "softmax", "framework": "numpy" | "torch",
      "args": [{"name": "x", "kind": "array", "file": "arg0.npy", "dtype": "float32", "device": "cpu",
@@ -14,7 +38,7 @@ A call (grader -> kernel, ``call.json`` in a folder the kernel can only read)::
      "return_inputs": bool, "count_projections": ["W_k", ...], "tripwire": bool,
      "substitutes": {"softmax": "def softmax(x, axis=-1): ...", ...}}   # known-correct earlier functions
 
-A call's reply (kernel -> grader, ``reply.json`` in a folder the kernel owns)::
+**A call's reply** (kernel -> grader, ``reply.json`` in a folder the kernel owns; ``parse_call_reply``)::
 
     {"protocol": 1, "ok": true, "form": "tuple" | "list" | "single", "count": 2,
      "outputs": [OUTPUT, ...],             # the first MAX_OUTPUTS of them
@@ -22,14 +46,18 @@ A call's reply (kernel -> grader, ``reply.json`` in a folder the kernel owns)::
      "projected_rows": {"W_k": 16, ...},   # only when count_projections
      "autograd_used": true,                # torch: whether backward or autograd.grad ran during the call
      "forbidden_called": ["scaled_dot_product_attention", ...]}
-    {"protocol": 1, "ok": false, "error": "ValueError: ..."}
+    {"protocol": 1, "ok": false, "error": "ValueError: ...", "forbidden_called": [...]}
 
     OUTPUT = {"kind": "tensor" | "ndarray", "dtype": "float32", "device": "cpu", "shape": [2, 3],
               "file": "out0.npy" | null}
            | {"kind": "scalar", "value": DESCRIPTION}     # typerules.describe
            | {"kind": "other", "type": "list"}
 
-Outcomes of running anything in the kernel are ``Status`` values, carried from where they happen.
+Answer values (``parse_values``) and the kernel's environment (``parse_environment``) are replies too.
+The kernel's replies are untrusted data: the parsers accept exactly these structures and raise
+``MalformedReply`` for anything else; a value's *form* (tuple or list, 0-d tensor or float) is decided
+by the type rules (typerules.py), never here. Outcomes of running anything in the kernel are ``Status``
+values, carried from where they happen.
 """
 
 import json
@@ -38,6 +66,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 PROTOCOL = 1
+CHECKS_FORMAT = 1
 MAX_TEXT = 300
 MAX_OUTPUTS = 8
 MAX_DIMS = 8
@@ -221,3 +250,116 @@ def parse_environment(data: bytes) -> dict:
     if isinstance(reply.get("torch_error"), str):
         env["torch_error"] = cap(reply["torch_error"])
     return env
+
+
+# ---- checks.json -------------------------------------------------------------------------------------
+
+class InvalidChecks(ValueError):
+    """A checks.json that does not follow the format: the message names the field."""
+
+
+UNIT_KINDS = ("questions", "functions")
+VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+ANSWER_KINDS = ("int", "float", "bool", "choice", "int_dict")
+PROBE_DTYPES = ("float32", "float64")
+PROBE_DEVICES = ("cpu", "cuda", "meta")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+
+
+def _check(condition: bool, where: str, what: str) -> None:
+    if not condition:
+        raise InvalidChecks(f"{where}: {what}")
+
+
+def _text(value, where: str, limit: int = 4000) -> None:
+    _check(isinstance(value, str) and len(value) <= limit, where, "expected a string")
+
+
+def _number(value, where: str) -> None:
+    _check(isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0, where, "expected a number >= 0")
+
+
+def _answer(answer, where: str) -> None:
+    _check(isinstance(answer, dict), where, "expected an object")
+    _check(isinstance(answer.get("name"), str) and bool(_NAME.match(answer["name"])), where + ".name", "expected a Python name")
+    _check(answer.get("kind") in ANSWER_KINDS, where + ".kind", f"expected one of {', '.join(ANSWER_KINDS)}")
+    _number(answer.get("points"), where + ".points")
+    _check("expected" in answer, where + ".expected", "missing")
+    _text(answer.get("letters", ""), where + ".letters", 26)
+
+
+def _probe(probe, where: str, generators, comparators) -> None:
+    _check(isinstance(probe, dict), where, "expected an object")
+    _text(probe.get("name"), where + ".name", 200)
+    _number(probe.get("points"), where + ".points")
+    _check(probe.get("dtype") in PROBE_DTYPES, where + ".dtype", f"expected one of {', '.join(PROBE_DTYPES)}")
+    _check(probe.get("device") in PROBE_DEVICES, where + ".device", f"expected one of {', '.join(PROBE_DEVICES)}")
+    _check(isinstance(probe.get("options", {}), dict), where + ".options", "expected an object")
+    checks = probe.get("checks")
+    _check(isinstance(checks, list) and bool(checks), where + ".checks", "expected a list of comparators")
+    for name in checks:
+        _check(comparators is None or name in comparators, where + ".checks", f"unknown comparator {name!r}")
+    args = probe.get("args")
+    _check(isinstance(args, list), where + ".args", "expected a list")
+    for i, pair in enumerate(args):
+        at = f"{where}.args[{i}]"
+        _check(isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and isinstance(pair[1], dict), at,
+               "expected [name, spec]")
+        kinds = [key for key in pair[1] if generators is None or key in generators]
+        _check(len(kinds) == 1 or generators is None, at, f"the spec must name exactly one input generator ({', '.join(sorted(generators or ()))})")
+
+
+def _unit(unit, kind: str, where: str, generators, comparators) -> None:
+    _check(isinstance(unit, dict), where, "expected an object")
+    _check(isinstance(unit.get("name"), str) and bool(_NAME.match(unit["name"])), where + ".name", "expected a name")
+    _text(unit.get("title"), where + ".title", 200)
+    if kind == "questions":
+        answers = unit.get("answers")
+        _check(isinstance(answers, list) and bool(answers), where + ".answers", "expected a list")
+        for i, answer in enumerate(answers):
+            _answer(answer, f"{where}.answers[{i}]")
+        return
+    _check(isinstance(unit.get("function"), str) and bool(_NAME.match(unit["function"])), where + ".function", "expected a name")
+    _check(unit.get("framework") in ("numpy", "torch"), where + ".framework", "expected numpy or torch")
+    reference = unit.get("reference")
+    _check(isinstance(reference, str) and reference.count(":") == 1, where + ".reference", "expected 'module:function'")
+    for field_name in ("outputs", "forbidden", "builds_on"):
+        value = unit.get(field_name)
+        _check(isinstance(value, list) and all(isinstance(v, str) for v in value), f"{where}.{field_name}", "expected a list of strings")
+    _check(bool(unit["outputs"]), where + ".outputs", "expected at least one output")
+    _text(unit.get("substitute", ""), where + ".substitute", 100_000)
+    probes = unit.get("probes")
+    _check(isinstance(probes, list) and bool(probes), where + ".probes", "expected a list")
+    for i, probe in enumerate(probes):
+        _probe(probe, f"{where}.probes[{i}]", generators, comparators)
+
+
+def validate_checks(checks, generators=None, comparators=None) -> dict:
+    """checks.json as read: InvalidChecks names the first field that is wrong. ``generators`` and
+    ``comparators``: the reader's registries (names a probe may use)."""
+    _check(isinstance(checks, dict), "checks.json", "expected an object")
+    _check(checks.get("format") == CHECKS_FORMAT, "format", f"expected {CHECKS_FORMAT} (rebuild the autograder with this version)")
+    for name in ("assignment", "title", "version", "seed_key"):
+        _text(checks.get(name), name, 200)
+    _check(checks.get("kind") in UNIT_KINDS, "kind", f"expected one of {', '.join(UNIT_KINDS)}")
+    _check(checks.get("runner") in ("cpu", "gpu"), "runner", "expected cpu or gpu")
+    _check(checks.get("visibility") in VISIBILITIES, "visibility", f"expected one of {', '.join(VISIBILITIES)}")
+    units = checks.get("units")
+    _check(isinstance(units, list) and bool(units), "units", "expected a list")
+    for i, unit in enumerate(units):
+        _unit(unit, checks["kind"], f"units[{i}]", generators, comparators)
+    names = [u["name"] for u in units]
+    _check(len(set(names)) == len(names), "units", "two units share a name")
+    for unit in units:
+        for earlier in unit.get("builds_on", []):
+            _check(earlier in names[: names.index(unit["name"])], f"units.{unit['name']}.builds_on", f"{earlier!r} is not an earlier unit")
+    written = checks.get("written", [])
+    _check(isinstance(written, list), "written", "expected a list")
+    for i, item in enumerate(written):
+        _check(isinstance(item, dict) and item.get("question") in names, f"written[{i}]", "expected a question of this assignment")
+    references = checks.get("references", {})
+    _check(isinstance(references, dict), "references", "expected an object")
+    for module, path in references.items():
+        _check(path is None or (isinstance(path, str) and path.startswith("references/") and ".." not in path),
+               f"references.{module}", "expected null or references/<file>.py")
+    return checks

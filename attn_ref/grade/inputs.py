@@ -1,21 +1,22 @@
 """Probe inputs, generated on the trusted side from a seed, and the reference's answers to them.
 
-The seed is a hash of the submission's code and the autograder's version: a regrade of the same
-submission gets the same inputs and score, and different submissions get different inputs.
+Each argument's spec names one generator of GENERATORS (the schema is in attn_ref/protocol.py). The seed
+is a hash of the submission's code and the autograder's seed key: a regrade of the same submission gets
+the same inputs and score, different submissions get different inputs, and a grader edit that leaves
+the probes alone does not change them.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
-import attn_ref
 
-
-def seed_for(code_cells: list[str], autograder_version: str) -> int:
-    digest = hashlib.sha256(autograder_version.encode())
+def seed_for(code_cells: list[str], seed_key: str) -> int:
+    digest = hashlib.sha256(seed_key.encode())
     for source in code_cells:
         digest.update(b"\0" + source.encode())
     return int.from_bytes(digest.digest()[:8], "little")
@@ -30,7 +31,15 @@ class Arg:
     student_only: bool
 
 
-def _mask(rng, spec) -> np.ndarray:
+def _normal(rng: np.random.Generator, spec: dict, probe: dict) -> np.ndarray:
+    data = rng.standard_normal(spec["normal"]) * spec.get("scale", 1.0)
+    if "common" in spec:  # every row shares a large component along one direction
+        direction = rng.standard_normal(spec["normal"][-1])
+        data = data + spec["common"] * direction / np.linalg.norm(direction)
+    return data.astype(probe["dtype"])  # the reference sees exactly what the student sees
+
+
+def _mask(rng: np.random.Generator, spec: dict, probe: dict) -> np.ndarray:
     mask = rng.random(spec["mask"]) < spec.get("p", 0.6)
     empty = ~mask.any(axis=-1)  # give every row one key unless it is meant to be empty
     cols = rng.integers(0, mask.shape[-1], size=mask.shape[:-1])
@@ -40,30 +49,36 @@ def _mask(rng, spec) -> np.ndarray:
     return mask
 
 
+def _ones(rng: np.random.Generator, spec: dict, probe: dict) -> np.ndarray:
+    return np.ones(spec["ones"], dtype=probe["dtype"])
+
+
+def _simplex(rng: np.random.Generator, spec: dict, probe: dict) -> np.ndarray:
+    shape = spec["simplex"]
+    rows = rng.dirichlet(np.ones(shape[-1]), size=tuple(shape[:-1]))
+    return rows.reshape(shape).astype(probe["dtype"])
+
+
+ARRAYS: dict[str, Callable] = {"normal": _normal, "mask": _mask, "ones": _ones, "simplex": _simplex}
+GENERATORS = (*ARRAYS, "value", "device")
+
+
 def generate(probe: dict, rng: np.random.Generator) -> list[Arg]:
     args = []
     for name, spec in probe["args"]:
-        keyword = bool(spec.get("keyword"))
-        student_only = bool(spec.get("student_only"))
-        if "normal" in spec:
-            data = rng.standard_normal(spec["normal"]) * spec.get("scale", 1.0)
-            if "common" in spec:  # every row shares a large component along one direction
-                direction = rng.standard_normal(spec["normal"][-1])
-                data = data + spec["common"] * direction / np.linalg.norm(direction)
-            data = data.astype(probe["dtype"])  # the reference sees exactly what the student sees
-            args.append(Arg(name, "array", data, keyword, student_only))
-        elif "mask" in spec:
-            args.append(Arg(name, "array", _mask(rng, spec), keyword, student_only))
-        elif "device" in spec:
+        keyword, student_only = bool(spec.get("keyword")), bool(spec.get("student_only"))
+        kind = next(key for key in spec if key in GENERATORS)
+        if kind in ARRAYS:
+            args.append(Arg(name, "array", ARRAYS[kind](rng, spec, probe), keyword, student_only))
+        elif kind == "device":
             args.append(Arg(name, "device", probe["device"], keyword, True))
         else:
             args.append(Arg(name, "value", spec["value"], keyword, student_only))
     return args
 
 
-def reference_outputs(reference: str, args: list[Arg]) -> list:
-    """attn_ref's answer in float64 NumPy, as a list of outputs (arrays or Python scalars)."""
-    fn = getattr(attn_ref, reference)
+def reference_outputs(reference: Callable, args: list[Arg]) -> list:
+    """The reference's answer in float64 NumPy, as a list of outputs (arrays or Python scalars)."""
     positional, keywords = [], {}
     for a in args:
         if a.student_only:
@@ -73,5 +88,5 @@ def reference_outputs(reference: str, args: list[Arg]) -> list:
             keywords[a.name] = value
         else:
             positional.append(value)
-    result = fn(*positional, **keywords)
+    result = reference(*positional, **keywords)
     return list(result) if isinstance(result, tuple) else [result]

@@ -21,6 +21,7 @@ from jupyter_client.kernelspec import KernelSpecManager
 from ..protocol import Status, cap
 from .safeio import is_kernel_socket, lock_dir, make_private_dir
 from .sandbox import Jail, kernel_argv, write_launcher_files
+from .settings import KERNEL_START_TIMEOUT
 
 KERNEL_NAME = "python3"  # Gradescope's kernel; whatever the notebook names is ignored
 MAX_MESSAGE = 4 << 20  # a shell message larger than this drops the connection (the run then times out)
@@ -50,7 +51,7 @@ def _context(ipc: bool) -> zmq.Context:
 class Kernel:
     """One python3 kernel of one submission, started through its jail; restarts get fresh folders."""
 
-    def __init__(self, jail: Jail, notebook_name: str, notebook_bytes: bytes, startup_timeout: float = 60):
+    def __init__(self, jail: Jail, notebook_name: str, notebook_bytes: bytes, startup_timeout: float = KERNEL_START_TIMEOUT):
         self.jail, self.startup_timeout = jail, startup_timeout
         self.notebook = (notebook_name, notebook_bytes)
         self.generation = 0  # how many times a kernel was started: a change means state was lost

@@ -20,6 +20,7 @@ from ..protocol import MalformedReply, Status
 from .kernel import Kernel, Outcome
 from .safeio import UnsafeReply, make_private_dir, read_reply, write_new
 from .sandbox import Jail
+from .settings import SETUP_TIMEOUT
 
 EXPLORATION_TAG = "exploration"
 # The harness carries the protocol and the type rules it speaks (the kernel cannot import attn_ref): their
@@ -31,7 +32,6 @@ HARNESS_SOURCE = "\n\n".join(
     for package, name in (("attn_ref", "typerules.py"), ("attn_ref", "protocol.py"), (__package__, "harness.py"))
 )
 GRADING_MODE = "try:\n    import otter as _o\n    _o.Notebook.init_grading_mode('.')\n    del _o\nexcept Exception:\n    pass"
-SETUP_TIMEOUT = 60.0
 
 
 def is_otter_call(source: str) -> bool:

@@ -27,8 +27,8 @@ import psutil
 
 from . import cleanup
 from .sandbox import Jail, SandboxPlan
+from .settings import MARGIN
 
-MARGIN = 30.0  # seconds past a submission's budget before its grading process is ended
 MAX_RESULTS = 32 << 20  # the largest results a grading process may send
 GUARD_INTERVAL = 0.5
 DISK_TRIP_FILE = "disk-limit.txt"  # written by the supervisor in the jail's base when the disk guard trips

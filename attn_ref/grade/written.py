@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from . import submission as submission_files
-from .core import write_atomically
+from .results import write_atomically
 
 BEGIN, END = "<!-- BEGIN QUESTION -->", "<!-- END QUESTION -->"
 PLACEHOLDER = "_Type your answer here, replacing this text._"

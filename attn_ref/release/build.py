@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
+from typing import Callable
 
 import nbformat
 from nbclient import NotebookClient
 
-from .checks import CHECKS, with_version
-from .notebooks import MASTERS, normalize, solution_from_autograder_notebook
+from .checks import checks, stamp
+from .course import Assignment, load_course
+from .notebooks import master, normalize, solution_from_autograder_notebook
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # attn_ref/
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed timestamps: the same sources give the same zip
@@ -74,7 +77,8 @@ GRADER_PACKAGES = {"numpy", "array-api-compat", "nbformat", "jupyter-client", "i
 STUDENT_PACKAGES = {"numpy", "torch", "ipykernel", "otter-grader", "matplotlib"}
 
 
-SLOPE_FLOOR = 1.6  # the lab's cost plot should show time growing like T² (slope 2) for T >= 512
+class BuildError(Exception):
+    """The release could not be built; nothing was moved into place."""
 
 
 @dataclass
@@ -121,18 +125,20 @@ def _grader_sources() -> dict[str, bytes]:
     return files
 
 
-def autograder_zip(name: str, runner: str, out: Path) -> Path:
-    checks = with_version(CHECKS[name](runner))
+def autograder_zip(assignment: Assignment, runner: str, folder: Path) -> Path:
+    """The Gradescope autograder: checks.json, the grader with its reference, the scripts and the pins."""
     files = {
-        "checks.json": json.dumps(checks, indent=1, sort_keys=True).encode(),
         "requirements-grader.txt": requirements(GRADER_PACKAGES).encode(),
         "requirements-student.txt": requirements(STUDENT_PACKAGES).encode(),
         "setup.sh": SETUP_SH.replace("__TORCH_INDEX__", CPU_TORCH_INDEX if runner == "cpu" else "").encode(),
         "run_autograder": RUN_AUTOGRADER.encode(),
         **_grader_sources(),
+        **{f"references/{file.name}": file.read_bytes() for _, file in assignment.references if file is not None},
     }
+    data = stamp(checks(assignment, runner), files)
+    files["checks.json"] = json.dumps(data, indent=1, sort_keys=True).encode()
     suffix = "-gpu" if runner == "gpu" else ""
-    path = out / "autograder" / f"{name}-autograder{suffix}.zip"
+    path = folder / f"{assignment.name}-autograder{suffix}.zip"
     path.parent.mkdir(parents=True, exist_ok=True)
     _zip(path, files, executable={"setup.sh", "run_autograder"})
     return path
@@ -151,7 +157,7 @@ def execute(nb: nbformat.NotebookNode, workdir: Path, filename: str) -> nbformat
     """Run a notebook top to bottom in a fresh python3 kernel, outputs kept, no timestamps."""
     nbformat.write(nb, str(workdir / filename))
     client = _SeededClient(nb, timeout=600, kernel_name="python3", record_timing=False,
-                            resources={"metadata": {"path": str(workdir)}})
+                            resources={"metadata": {"path": str(workdir)}}, extra_arguments=["--IPKernelApp.log_level=ERROR"])
     client.execute()
     return nb
 
@@ -162,17 +168,19 @@ def _write(nb: nbformat.NotebookNode, path: Path) -> Path:
     return path
 
 
-def build_one(name: str, out: Path, runner: str = "cpu", pdf: bool = False) -> Built:
+def build_one(assignment: Assignment, out: Path, runner: str = "cpu", pdf: bool = False) -> Built:
+    """One assignment's three outputs under ``out``: the student notebook, the executed solution, the zip."""
+    name = assignment.name
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix=f"attn-ref-build-{name}-") as tmp:
         tmp = Path(tmp)
-        nbformat.write(MASTERS[name](pdf=pdf), str(tmp / f"{name}.ipynb"))
+        nbformat.write(master(assignment, pdf=pdf), str(tmp / f"{name}.ipynb"))
         t0 = time.perf_counter()
         done = subprocess.run([sys.executable, "-m", "otter", "assign", f"{name}.ipynb", "dist"],
                               cwd=tmp, capture_output=True, text=True)
         seconds_assign = time.perf_counter() - t0
         if done.returncode != 0:
-            raise RuntimeError(f"otter assign failed for {name}:\n{done.stdout}\n{done.stderr}")
+            raise BuildError(f"otter assign failed for {name}:\n{done.stdout}\n{done.stderr}")
         student = normalize(nbformat.read(str(tmp / "dist" / "student" / f"{name}.ipynb"), as_version=4))
         student_path = _write(student, out / "assignments" / name / f"{name}.ipynb")
 
@@ -184,23 +192,56 @@ def build_one(name: str, out: Path, runner: str = "cpu", pdf: bool = False) -> B
         seconds_solution = time.perf_counter() - t0
         solution_path = _write(solution, out / "solutions" / name / f"{name}.ipynb")
         # otter's own dist/ (its autograder notebook holds every test) dies with tmp
-    zip_path = autograder_zip(name, runner, out)
+    zip_path = autograder_zip(assignment, runner, out / "autograder")
     return Built(name, student_path, solution_path, zip_path, seconds_assign, seconds_solution, time.perf_counter() - start,
-                 tuple(_solution_warnings(solution)))
+                 tuple(_solution_warnings(assignment, solution)))
 
 
-def _solution_warnings(nb: nbformat.NotebookNode) -> list[str]:
-    """Build checks on what the executed solution shows: the cost plot's fitted slope should be near T²."""
+def _solution_warnings(assignment: Assignment, nb: nbformat.NotebookNode) -> list[str]:
+    """The assignment's build checks on what its executed solution prints (e.g. the lab's T² slope)."""
     found = []
-    for cell in nb.cells:
-        for output in cell.get("outputs", []):
-            match = re.search(r"fitted slope of time against T for T >= 512: ([0-9.]+)", output.get("text", ""))
-            if match and float(match.group(1)) < SLOPE_FLOOR:
-                found.append(f"the solution's cost plot has a fitted slope of {match.group(1)} for T >= 512, below "
-                             f"{SLOPE_FLOOR}: the machine was busy or the timing is off; rebuild to get a plot that shows T²")
+    text = "".join(output.get("text", "") for cell in nb.cells for output in cell.get("outputs", []))
+    for check in assignment.layout.build_checks:
+        match = re.search(check.pattern, text)
+        if match is None:
+            found.append(f"the solution never printed what a build check looks for ({check.pattern!r})")
+        elif float(match.group(1)) < check.minimum:
+            found.append(check.message.format(value=match.group(1), minimum=check.minimum))
     return found
 
 
-def build(out: Path, only: str | None = None, runner: str = "cpu", pdf: bool = False) -> list[Built]:
-    names = [only] if only else list(MASTERS)
-    return [build_one(name, Path(out), runner, pdf) for name in names]
+def _move_into_place(staged: Path, out: Path, built: Built) -> Built:
+    """The three outputs of one assignment, moved from the staging folder into ``out`` one right after another."""
+    moves = [(staged / "assignments" / built.name, out / "assignments" / built.name),
+             (staged / "solutions" / built.name, out / "solutions" / built.name),
+             (built.autograder, out / "autograder" / built.autograder.name)]
+    for source, target in moves:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_dir():
+            old = target.with_name(f".{target.name}.old")
+            shutil.rmtree(old, ignore_errors=True)
+            target.rename(old)
+            source.rename(target)
+            shutil.rmtree(old)
+        else:
+            source.replace(target)
+    return replace(built, student=out / "assignments" / built.name / built.student.name,
+                   solution=out / "solutions" / built.name / built.solution.name,
+                   autograder=out / "autograder" / built.autograder.name)
+
+
+def build(out: Path, course: Path, only: str | None = None, runner: str = "cpu", pdf: bool = False,
+          verify: Callable[[Path, list[Built]], None] | None = None) -> list[Built]:
+    """Build every assignment of the course (or ``only`` one) in a staging folder, ``verify`` it there
+    (attn-ref check), and only then move the outputs into ``out``: a failed build changes nothing."""
+    out = Path(out)
+    assignments = load_course(course, only)
+    out.mkdir(parents=True, exist_ok=True)
+    staged = Path(tempfile.mkdtemp(prefix=".attn-ref-build-", dir=out))
+    try:
+        built = [build_one(a, staged, runner, pdf) for a in assignments]
+        if verify is not None:
+            verify(staged, built)
+        return [_move_into_place(staged, out, b) for b in built]
+    finally:
+        shutil.rmtree(staged, ignore_errors=True)

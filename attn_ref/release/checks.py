@@ -1,7 +1,5 @@
-"""Hidden checks as data: the units' answers and probes, serialised for the autograder zip.
-
-The builder writes them; only the grader (trusted side) reads them. Nothing here runs a check.
-"""
+"""Hidden checks as data (checks.json, defined in attn_ref/protocol.py): an assignment's answers and
+probes, serialised for its autograder. The builder writes them; only the grader reads them."""
 
 from __future__ import annotations
 
@@ -10,38 +8,21 @@ import copy
 import hashlib
 import json
 
-import attn_ref
-from attn_ref.answers import ANSWERS
-
-from . import lab, practice
-
-VISIBILITY = {"practice": "after_due_date", "lab": "visible"}  # Gradescope test visibility
+from .. import protocol
+from .course import Assignment
+from .units import Question, Task
 
 
 def _expected(answer):
-    if answer.kind == "choice":
-        return answer.correct
-    value = ANSWERS[answer.name]
-    return sorted(value.items()) if answer.kind == "int_dict" else value
+    if answer.kind == "int_dict":
+        return sorted(answer.expected.items())
+    return answer.expected
 
 
-def practice_checks() -> dict:
-    questions = [
-        {
-            "name": q.name,
-            "title": q.title,
-            "answers": [{"name": a.name, "kind": a.kind, "points": a.points, "expected": _expected(a),
-                         "letters": "".join(letter for letter, _ in a.choices)} for a in q.answers],
-        }
-        for q in practice.QUESTIONS
-    ]
-    written = [
-        {"name": f"{q.name}_written", "question": q.name, "title": q.title, "prompt": q.written_prompt}
-        for q in practice.QUESTIONS
-        if q.written_prompt
-    ]
-    return {"kind": "practice", "assignment": "practice", "visibility": VISIBILITY["practice"], "questions": questions,
-            "written": written}
+def _question(q: Question) -> dict:
+    return {"name": q.name, "title": q.title,
+            "answers": [{"name": a.name, "kind": a.kind, "points": a.points, "expected": _expected(a), "letters": a.letters}
+                        for a in q.answers]}
 
 
 def _optional_parameters(starter: str, function: str) -> set[str]:
@@ -50,47 +31,67 @@ def _optional_parameters(starter: str, function: str) -> set[str]:
         if isinstance(node, ast.FunctionDef) and node.name == function:
             with_defaults = node.args.args[len(node.args.args) - len(node.args.defaults):]
             return {a.arg for a in with_defaults}
-    raise ValueError(f"starter has no function {function}")
+    raise ValueError(f"the starter (solution.py) defines no function {function}")
 
 
-def _cuda_variants(task) -> list[dict]:
+def _cuda_variants(task: Task) -> list[dict]:
     """On a GPU runner: the task's first probe again on CUDA in float32 (TF32 off), 1 point."""
     first = task.probes[0].to_json()
     return [dict(first, name=f"on CUDA, float32: {first['name']}", points=1, device="cuda", dtype="float32")]
 
 
-def lab_checks(runner: str = "cpu") -> dict:
-    tasks = []
-    for t in lab.TASKS:
-        optional = _optional_parameters(t.starter, t.function)
-        probes = [p.to_json() for p in t.probes]
-        if runner == "gpu" and t.cuda:
-            probes += _cuda_variants(t)
-        for probe in probes:
-            probe["args"] = [[name, dict(spec, keyword=name in optional)] for name, spec in probe["args"]]
-        tasks.append(
-            {
-                "name": t.name,
-                "title": t.title,
-                "function": t.function,
-                "framework": t.framework,
-                "reference": t.reference,
-                "outputs": list(t.outputs),
-                "forbidden": list(t.forbidden),
-                "builds_on": list(t.builds_on),
-                "substitute": t.substitute,
-                "probes": probes,
-            }
-        )
-    return {"kind": "lab", "assignment": "lab", "runner": runner, "visibility": VISIBILITY["lab"], "tasks": tasks}
+def _task(t: Task, runner: str, stand_ins: dict[str, str]) -> dict:
+    optional = _optional_parameters(t.starter, t.function)
+    probes = [p.to_json() for p in t.probes]
+    if runner == "gpu" and t.cuda:
+        probes += _cuda_variants(t)
+    for probe in probes:
+        probe["args"] = [[name, dict(spec, keyword=name in optional)] for name, spec in probe["args"]]
+    return {"name": t.name, "title": t.title, "function": t.function, "framework": t.framework, "reference": t.reference,
+            "outputs": list(t.outputs), "forbidden": list(t.forbidden), "builds_on": list(t.builds_on),
+            "substitute": stand_ins.get(t.name, ""), "probes": probes}
 
 
-def with_version(checks: dict) -> dict:
-    """Stamp the checks with a content hash: the autograder's identity in seeds and results."""
-    checks = copy.deepcopy(checks)
-    body = json.dumps(checks, sort_keys=True) + attn_ref.__version__
-    checks["version"] = hashlib.sha256(body.encode()).hexdigest()
-    return checks
+def checks(assignment: Assignment, runner: str = "cpu") -> dict:
+    """checks.json of one assignment, without its version (``stamp`` adds it)."""
+    if assignment.kind == "questions":
+        units = [_question(q) for q in assignment.units]
+    else:
+        needed = {name for t in assignment.units for name in t.builds_on}
+        stand_ins = {t.name: t.substitute for t in assignment.units if t.name in needed}
+        missing = sorted(name for name in needed if not stand_ins.get(name))
+        if missing:
+            raise ValueError(f"{assignment.name}: tasks {', '.join(missing)} are built on but have no substitute.py")
+        units = [_task(t, runner, stand_ins) for t in assignment.units]
+    written = [{"name": f"{q.name}_written", "question": q.name, "title": q.title, "prompt": q.written_prompt}
+               for q in assignment.units if isinstance(q, Question) and q.written_prompt]
+    return {
+        "format": protocol.CHECKS_FORMAT,
+        "assignment": assignment.name,
+        "title": assignment.title,
+        "kind": assignment.kind,
+        "runner": runner,
+        "visibility": assignment.layout.visibility,
+        "units": units,
+        "written": written,
+        "references": {module: (f"references/{file.name}" if file else None) for module, file in assignment.references},
+    }
 
 
-CHECKS = {"practice": lambda runner: practice_checks(), "lab": lab_checks}
+def digest(*parts: bytes) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(hashlib.sha256(part).digest())
+    return h.hexdigest()
+
+
+def stamp(checks_data: dict, files: dict[str, bytes]) -> dict:
+    """The checks with their identities: ``version`` covers everything that decides a score (the checks,
+    the grader and reference sources, the pins, the scripts: every other file of the zip); ``seed_key``
+    only the probes, so a grader edit alone does not re-seed every submission."""
+    checks_data = copy.deepcopy(checks_data)
+    body = json.dumps(checks_data, sort_keys=True).encode()
+    probes = json.dumps([u.get("probes", u.get("answers")) for u in checks_data["units"]], sort_keys=True).encode()
+    checks_data["seed_key"] = digest(probes)
+    checks_data["version"] = digest(body, *(name.encode() + b"\0" + files[name] for name in sorted(files)))
+    return checks_data

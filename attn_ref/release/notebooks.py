@@ -1,7 +1,7 @@
-"""Otter Assign master notebooks, generated from the question units with nbformat.
+"""Otter Assign master notebooks, generated from an assignment's unit folders with nbformat.
 
-Nobody edits a master or a generated notebook by hand: change the units in practice.py / lab.py.
-Cell ids are set from positions so that two builds of the same source are byte-identical.
+Nobody edits a master or a generated notebook by hand: change the unit's files. Cell ids are set from
+positions so that two builds of the same source are byte-identical.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import nbformat
 import yaml
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
 
-from . import lab, practice
+from .course import Assignment
 from .public_checks import question_test
-from .units import Question
+from .units import Question, Task
 
 EXPLORATION_TAG = "exploration"  # skipped while grading
 TIMING_TAG = "timing"  # outputs hold measured timings
@@ -48,46 +48,56 @@ def _question_block(name: str, points, prompt_md: str, solution_cells: list, che
     return cells
 
 
-def _practice_solution_cell(q: Question) -> nbformat.NotebookNode:
+def choice_list(choices) -> str:
+    return "\n".join(f"* **{letter}**: {text}" for letter, text in choices)
+
+
+def question_prompt(q: Question) -> str:
+    """The prompt, then each distinct list of choices its multiple-choice answers use."""
+    lists = []
+    for answer in q.answers:
+        if answer.choices and answer.choices not in lists:
+            lists.append(answer.choices)
+    return "\n\n".join([q.prompt.strip(), *(choice_list(c) for c in lists)])
+
+
+def _solution_cell(q: Question) -> nbformat.NotebookNode:
     stubs = "\n".join(f"{a.name} = ..." for a in q.answers)
     source = f'# BEGIN SOLUTION NO PROMPT\n{q.solution}\n# END SOLUTION\n""" # BEGIN PROMPT\n{stubs}\n""" # END PROMPT'
     return new_code_cell(source)
 
 
-def practice_master(pdf: bool = False) -> nbformat.NotebookNode:
-    cells = [_config("practice", pdf), new_markdown_cell(practice.INTRO.strip())]
-    for q in practice.QUESTIONS:
-        heading = f"## {q.name}: {q.title}\n*Note 3.1, {q.source}.*\n\n{q.prompt.strip()}"
-        cells += _question_block(q.name, q.points, heading, [_practice_solution_cell(q)], (question_test(q),))
-        if q.written_prompt:
-            cells += _question_block(
-                f"{q.name}_written",
-                q.written_points,
-                f"**{q.name}, explain** (graded by hand). {q.written_prompt}",
-                [new_markdown_cell(q.written_solution)],
-                manual=True,
-            )
-    return _notebook(cells)
+def _question_cells(q: Question) -> list:
+    source = f"*{q.source}.*\n\n" if q.source else ""
+    heading = f"## {q.name}: {q.title}\n{source}{question_prompt(q)}"
+    cells = _question_block(q.name, q.points, heading, [_solution_cell(q)], (question_test(q),))
+    if q.written_prompt:
+        cells += _question_block(f"{q.name}_written", q.written_points,
+                                 f"**{q.name}, explain** (graded by hand). {q.written_prompt}",
+                                 [new_markdown_cell(q.written_solution)], manual=True)
+    return cells
 
 
-def lab_master(pdf: bool = False) -> nbformat.NotebookNode:
-    cells = [_config("lab", pdf), new_markdown_cell(lab.INTRO.strip()), new_code_cell(lab.SETUP)]
-    for t in lab.TASKS:
-        heading = f"## {t.name}: {t.title}\n\n{t.prompt.strip()}\n\n**Worked example** (from the reference):\n\n{t.example}"
-        cells += _question_block(t.name, t.points, heading, [new_code_cell(t.starter)], t.public_checks)
-    cells.append(new_markdown_cell(lab.PLOTS_INTRO))
-    for source in lab.PLOTS:
-        tags = [EXPLORATION_TAG] + ([TIMING_TAG] if source in lab.TIMING_PLOTS else [])
-        cells.append(new_code_cell(source, metadata={"tags": tags}))
-    return _notebook(cells)
+def _task_cells(t: Task) -> list:
+    heading = f"## {t.name}: {t.title}\n\n{t.prompt.strip()}"
+    if t.example:
+        heading += f"\n\n**Worked example** (from the reference):\n\n{t.example}"
+    return _question_block(t.name, t.points, heading, [new_code_cell(t.starter)], t.public_checks)
 
 
-MASTERS = {"practice": practice_master, "lab": lab_master}
-
-
-def _notebook(cells: list) -> nbformat.NotebookNode:
-    nb = new_notebook(cells=cells, metadata={"kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"}})
-    return normalize(nb)
+def master(assignment: Assignment, pdf: bool = False) -> nbformat.NotebookNode:
+    """The Otter Assign master notebook of an assignment."""
+    cells = [_config(assignment.name, pdf), new_markdown_cell(assignment.intro)]
+    if assignment.setup:
+        cells.append(new_code_cell(assignment.setup))
+    unit_cells = _question_cells if assignment.kind == "questions" else _task_cells
+    for unit in assignment.units:
+        cells += unit_cells(unit)
+    if assignment.exploration_intro:
+        cells.append(new_markdown_cell(assignment.exploration_intro))
+    for source, timing in assignment.exploration:
+        cells.append(new_code_cell(source, metadata={"tags": [EXPLORATION_TAG] + ([TIMING_TAG] if timing else [])}))
+    return normalize(new_notebook(cells=cells, metadata={"kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"}}))
 
 
 def normalize(nb: nbformat.NotebookNode, prefix: str = "cell") -> nbformat.NotebookNode:

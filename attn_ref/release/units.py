@@ -1,43 +1,56 @@
-"""One question is one unit: prompt, solution, public checks, hidden checks and points together.
+"""What a unit of an assignment is: a question (answer variables) or a task (a function, probed).
 
-Hidden checks are plain data (JSON-ready dicts); the grader owns the code that runs them.
+A unit lives in a folder of its own (PrairieLearn's way): ``question.py`` or ``task.py`` declares it, and
+the files beside it hold the rest (see README, "Writing an assignment"). The loader (course.py) fills the
+fields marked "from a file". Hidden checks leave the builder as plain data; the grader owns the code
+that runs them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+ANSWER_KINDS = ("int", "float", "bool", "choice", "int_dict")  # typerules.read's kinds
+
 
 @dataclass(frozen=True)
 class Answer:
-    """An auto-graded variable the student assigns, checked with the contract's type rules."""
+    """An auto-graded variable the student assigns, read with the type rules (attn_ref/typerules.py)."""
 
     name: str
-    kind: str  # "int" | "float" | "bool" | "choice" | "int_dict"
+    kind: str  # one of ANSWER_KINDS
+    expected: object  # the answer, computed with the reference right where the question is; a letter for "choice"
     points: float = 1.0
     choices: tuple[tuple[str, str], ...] = ()  # (letter, option) for kind == "choice"
-    correct: str | None = None  # the letter, for kind == "choice"
     low: float | None = None  # a plausible range, checked publicly (never the value)
     high: float | None = None
 
     def __post_init__(self):
-        assert self.kind in {"int", "float", "bool", "choice", "int_dict"}, self.kind
-        assert (self.kind == "choice") == bool(self.choices) == (self.correct is not None), self.name
+        if self.kind not in ANSWER_KINDS:
+            raise ValueError(f"{self.name}: unknown answer kind {self.kind!r}; use one of {', '.join(ANSWER_KINDS)}")
+        if (self.kind == "choice") != bool(self.choices):
+            raise ValueError(f"{self.name}: a multiple-choice answer needs choices, and only it")
+        if self.kind == "choice" and self.expected not in {letter for letter, _ in self.choices}:
+            raise ValueError(f"{self.name}: the expected letter {self.expected!r} is not one of the choices")
+
+    @property
+    def letters(self) -> str:
+        return "".join(letter for letter, _ in self.choices)
 
 
 @dataclass(frozen=True)
 class Question:
-    """A practice question: auto-graded variables, and optionally a written part graded by hand."""
+    """A question: auto-graded variables, and optionally a written part graded by hand."""
 
     name: str
-    source: str  # where in note 3.1 it comes from, e.g. "§11.4"
     title: str
-    prompt: str  # Markdown, in the project's own words
     answers: tuple[Answer, ...]
-    solution: str  # code assigning every answer variable, shown in the solution notebook
-    written_prompt: str | None = None
-    written_solution: str | None = None
+    source: str = ""  # where in the course notes it comes from, e.g. "§11.4"
     written_points: float = 1.0
+    prompt: str = ""  # from prompt.md
+    solution: str = ""  # from solution.py: code assigning every answer variable
+    written_prompt: str = ""  # from written.md, if the question has a written part
+    written_solution: str = ""  # from written_solution.md
 
     @property
     def points(self) -> float:
@@ -48,12 +61,10 @@ class Question:
 class Probe:
     """One line of partial credit: call the student's function on generated inputs, check the result.
 
-    args: list of (name, spec) where spec is {"normal": shape, "scale": s} (float64 normal draws),
-    {"mask": shape, "p": keep probability, "empty_rows": [..]} (bool, True = may attend),
-    {"normal": shape, "common": c} (rows that share a component of length c along one random direction),
-    or {"value": literal}. Arguments with "student_only": True are not passed to the
-    reference. dtype/device: how float arrays reach the student ("float64"/"float32"; "cpu"/"cuda"/"meta").
-    checks: names of the grader's comparators, all of which must pass.
+    args: (name, spec) pairs; each spec names one input generator of the grader (attn_ref/protocol.py
+    documents them: normal, mask, ones, simplex, value, device). Arguments with "student_only" are not
+    passed to the reference. dtype/device: how float arrays reach the student. checks: the grader's
+    comparators, all of which must pass.
     """
 
     name: str
@@ -77,25 +88,70 @@ class Probe:
 
 
 @dataclass(frozen=True)
+class Mutant:
+    """A wrong implementation declared with its task: `attn-ref check` proves every probe fails one."""
+
+    label: str  # what is wrong, from the file's first line "# mutant: ..."
+    source: str
+    must_fail: str = ""  # a probe (name fragment) it must fail, from "# must fail: ..." (tests use it)
+
+
+@dataclass(frozen=True)
 class Task:
-    """A lab task: a function the student writes, checked by probes against attn_ref."""
+    """A task: a function the student writes, checked by probes against a reference function."""
 
     name: str
     function: str
     framework: str  # "numpy" | "torch"
     title: str
-    prompt: str  # Markdown
-    starter: str  # signature and docstring with `...` bodies marked for Otter (solution inside)
-    example: str  # a short worked example the student can run
-    public_checks: tuple[str, ...]
+    reference: str  # "module:function", resolved at build time and shipped in the autograder
     probes: tuple[Probe, ...]
-    reference: str  # the attn_ref function the probes compare against
     outputs: tuple[str, ...] = ("out",)  # names of the returned values, for messages
     forbidden: tuple[str, ...] = ()
-    cuda: bool = False  # repeat the value probes on CUDA when the runner has it
-    builds_on: tuple[str, ...] = ()  # earlier tasks whose functions this one calls (graded with correct ones)
-    substitute: str = ""  # a minimal known-correct implementation, bound while later tasks are graded
+    cuda: bool = False  # repeat the first probe on CUDA when the runner has it
+    builds_on: tuple[str, ...] = ()  # earlier tasks whose functions this one calls (graded with stand-ins)
+    prompt: str = ""  # from prompt.md
+    starter: str = ""  # from solution.py: the function, its body between BEGIN/END SOLUTION markers
+    example: str = ""  # from task.py's example(): a worked example, computed with the reference
+    public_checks: tuple[str, ...] = ()  # from public_checks.py: otter exception-format tests
+    substitute: str = ""  # from substitute.py: a minimal correct implementation, the stand-in for later tasks
+    mutants: tuple[Mutant, ...] = ()  # from mutants/*.py
 
     @property
     def points(self) -> float:
         return sum(p.points for p in self.probes)
+
+
+# ---- probe inputs, as data --------------------------------------------------------------------------
+
+def normal(*shape: int, scale: float = 1.0, common: float | None = None) -> dict:
+    """Standard normal draws times ``scale``; ``common``: every row shares a component of that length."""
+    spec: dict = {"normal": list(shape), "scale": scale}
+    if common is not None:
+        spec["common"] = common
+    return spec
+
+
+def mask(*shape: int, p: float = 0.6, empty_rows: tuple[int, ...] = ()) -> dict:
+    """A bool mask, True with probability ``p``; every row gets a True unless listed in ``empty_rows``."""
+    spec: dict = {"mask": list(shape), "p": p}
+    if empty_rows:
+        spec["empty_rows"] = list(empty_rows)
+    return spec
+
+
+def value(v, student_only: bool = False) -> dict:
+    """A literal argument (an int, a float, a bool)."""
+    return {"value": v, "student_only": student_only}
+
+
+DEVICE = ("device", {"device": True, "student_only": True})  # the probe's device, passed as `device=`
+F32 = {"dtype": "float32"}
+META = {"device": "meta", "checks": ("device_kept",)}  # tensors without data: where did the output land?
+
+
+def shown(array) -> str:
+    """An array as a worked example prints it (four decimals, tiny values as 0)."""
+    import numpy as np
+
+    return np.array2string(np.asarray(array), precision=4, suppress_small=True)

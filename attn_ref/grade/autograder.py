@@ -1,0 +1,92 @@
+"""An autograder, as the grader reads it: checks.json validated against the protocol, and the reference
+functions its probes name, loaded from the autograder's own files (never from the current folder)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Callable
+
+from ..protocol import InvalidChecks, validate_checks
+from . import inputs, scoring
+
+CHECKS_FILE = "checks.json"
+
+
+class AutograderError(Exception):
+    """The --autograder argument is not a usable autograder; stops before grading."""
+
+
+@dataclass
+class Autograder:
+    """checks.json (validated) and where its files are: a zip made by `attn-ref build`, or its unpacked folder."""
+
+    path: Path
+    checks: dict
+    _modules: dict = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.checks["assignment"]
+
+    @property
+    def units(self) -> list[dict]:
+        return self.checks["units"]
+
+    def read(self, name: str) -> bytes:
+        if self.path.is_dir():
+            return (self.path / name).read_bytes()
+        with zipfile.ZipFile(self.path) as archive:
+            return archive.read(name)
+
+    def reference(self, spec: str) -> Callable:
+        """The function "module:function" names: attn_ref's (the grader's own, bundled in the zip) or a
+        module the zip carries under references/, loaded from those bytes under a private name."""
+        module_name, _, function = spec.partition(":")
+        if module_name not in self._modules:
+            path = self.checks["references"].get(module_name, "missing")
+            if path is None and module_name.split(".")[0] == "attn_ref":
+                self._modules[module_name] = importlib.import_module(module_name)
+            elif isinstance(path, str) and path.startswith("references/"):
+                module = ModuleType(f"_autograder_reference_{module_name}")
+                exec(compile(self.read(path), f"{self.path}:{path}", "exec"), module.__dict__)
+                self._modules[module_name] = module
+            else:
+                raise AutograderError(f"{self.path}: the reference {spec!r} is not shipped with the autograder")
+        fn = getattr(self._modules[module_name], function, None)
+        if not callable(fn):
+            raise AutograderError(f"{self.path}: the reference {spec!r} does not exist")
+        return fn
+
+
+def load_autograder(path: str | Path) -> Autograder:
+    """An autograder made by `attn-ref build`; AutograderError (with what is wrong) for anything else."""
+    path = Path(path)
+    try:
+        if path.is_dir():
+            text = (path / CHECKS_FILE).read_text()
+        else:
+            with zipfile.ZipFile(path) as archive:
+                text = archive.read(CHECKS_FILE).decode()
+        data = json.loads(text)
+    except FileNotFoundError:
+        raise AutograderError(f"{path}: no such autograder (expected a zip made by `attn-ref build`)") from None
+    except (zipfile.BadZipFile, IsADirectoryError):
+        raise AutograderError(f"{path} is not a zip file; expected autograder/<name>-autograder.zip") from None
+    except KeyError:
+        raise AutograderError(f"{path} has no {CHECKS_FILE}: it was not made by `attn-ref build`") from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise AutograderError(f"{path}: {CHECKS_FILE} is damaged") from None
+    try:
+        validate_checks(data, generators=inputs.GENERATORS, comparators=scoring.CHECKS)
+    except InvalidChecks as err:
+        raise AutograderError(f"{path}: {CHECKS_FILE} is not valid: {err}") from None
+    autograder = Autograder(path, data)
+    for unit in autograder.units:
+        if "reference" in unit:
+            autograder.reference(unit["reference"])  # fail now, not submission by submission
+    return autograder

@@ -1,0 +1,105 @@
+"""The `attn-ref grade` verb: its arguments, and what it prints and exits with (one submission or a class)."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+from . import settings
+from .batch import grade_batch
+from .cleanup import make_undumpable
+from .core import grade
+from .discover import is_batch
+from .gradebook import summary_lines
+from .results import results_name, write_results
+from .sandbox import resolve
+
+DEFAULT_OUT = "graded"
+
+
+def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("submission", help="a .ipynb or grader.export() zip; a folder of them; or a Gradescope export (zip or folder)")
+    parser.add_argument("--autograder", required=True, help="autograder/<name>-autograder.zip (or its unpacked folder)")
+    parser.add_argument("--out", help=f"write OUT/results/<submission>.json and, for a class, the gradebook (default: {DEFAULT_OUT}/)")
+    parser.add_argument("--results", help="write one submission's results to exactly this file (Gradescope's mode: "
+                        "a missing or unreadable submission still gets a score-0 results file, exit 0)")
+    parser.add_argument("--timeout", "--budget", type=float, default=settings.BUDGET,
+                        help=f"seconds for one whole submission (default: {settings.BUDGET:g})")
+    parser.add_argument("--jobs", type=int, default=None, help="submissions graded at once (default: every core)")
+    parser.add_argument("--force", action="store_true", help="regrade submissions already graded with this autograder")
+    parser.add_argument("--cell-timeout", type=float, default=settings.CELL_TIMEOUT,
+                        help=f"seconds one notebook cell may run (default: {settings.CELL_TIMEOUT:g})")
+    parser.add_argument("--call-timeout", type=float, default=settings.CALL_TIMEOUT,
+                        help=f"seconds one call of a student function may run (default: {settings.CALL_TIMEOUT:g})")
+    parser.add_argument("--kernel-python", help="the students' environment's interpreter (default: the one `make release` made)")
+    parser.add_argument("--namespaces", choices=["auto", "require", "off"], default="auto",
+                        help="run kernels in bubblewrap namespaces: where they work, always, or never (default: auto)")
+
+
+def _has_notebook(path: Path) -> bool:
+    if path.is_file():
+        return path.suffix in (".ipynb", ".zip")
+    return any(p.suffix in (".ipynb", ".zip") for p in path.rglob("*") if p.is_file())
+
+
+def _single_results_path(out: Path, submission: Path) -> tuple[Path, str]:
+    """OUT/results/<stem>.json, unless that file holds another submission's results: never overwrite them."""
+    path = out / "results" / results_name(submission)
+    digest = hashlib.sha256(submission.read_bytes() if submission.is_file() else str(submission.resolve()).encode()).hexdigest()
+    if path.exists():
+        try:
+            same = json.loads(path.read_text()).get("extra_data", {}).get("submission_hash") == digest
+        except (OSError, ValueError):
+            same = False
+        if not same:
+            path = path.with_name(f"{path.stem}-{digest[:8]}.json")
+    return path, digest
+
+
+def run_grade(args) -> int:
+    if os.geteuid() != 0:
+        make_undumpable()  # a kernel running as this user cannot read this process's environment or memory
+    submission = Path(args.submission)
+    timeouts = dict(budget=args.timeout, cell_timeout=args.cell_timeout, call_timeout=args.call_timeout)
+    if args.results is None:  # a TA's command: a path that is not there is a mistake to say, not to grade
+        if not submission.exists():
+            print(f"attn-ref grade: {submission} does not exist", file=sys.stderr)
+            return 2
+        if not _has_notebook(submission):
+            print(f"attn-ref grade: {submission} holds no notebook (.ipynb) and no zip", file=sys.stderr)
+            return 2
+    plan = resolve(args.autograder if Path(args.autograder).is_dir() else None, python=args.kernel_python,
+                   namespaces=args.namespaces)
+    for warning in plan.warnings:
+        print(f"attn-ref grade: {warning}", file=sys.stderr)
+    out = Path(args.out or DEFAULT_OUT)
+    if args.results is None and is_batch(submission):
+        report = grade_batch(submission, args.autograder, out, jobs=args.jobs, force=args.force, plan=plan,
+                             progress=sys.stderr.isatty(), **timeouts)
+        if report.interrupted:
+            print(f"interrupted: {report.graded} graded — rerun to resume (gradebook so far: {out / 'grades.csv'})",
+                  file=sys.stderr)
+            return 130
+        print(f"{report.total} submissions: {report.graded} graded, {report.skipped} unchanged since the last run "
+              f"(kernels: {plan.mode})")
+        print(f"gradebook: {out / 'grades.csv'}")
+        print("\n".join(summary_lines(report.rows, report.checks)))
+        return 0
+    if args.results is not None:
+        results = grade(submission, args.autograder, results_path=args.results, plan=plan, **timeouts)
+    else:
+        path, digest = _single_results_path(out, submission)
+        results = grade(submission, args.autograder, results_path=path, plan=plan, write=False, **timeouts)
+        results["extra_data"]["submission_hash"] = digest
+        write_results(path, results)
+        print(f"results: {path}")
+    total = sum(t["max_score"] for t in results["tests"])
+    print(f"{submission}: {results['score']:g} / {total:g} ({results['extra_data'].get('status')}; kernel: {plan.mode})")
+    for test in results["tests"]:
+        print(f"  {test['name']}: {test['score']:g} / {test['max_score']:g}")
+    return 0
+

@@ -1,0 +1,114 @@
+"""Finding a class's submissions: a folder of notebooks, zips or folders, or Gradescope's "Export
+Submissions" (zip or unpacked, with submission_metadata.yml naming each submission's students)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .autograder import AutograderError
+
+METADATA = "submission_metadata.yml"
+
+
+@dataclass
+class Submission:
+    key: str  # unique, file-name safe: names results/<key>.json
+    path: Path
+    students: list[dict] = field(default_factory=list)  # {"name", "sid", "email"} from Gradescope
+    problem: str = ""  # a reason it cannot be graded at all, found while listing
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "submission"
+
+
+def is_gradescope_export(path: Path) -> bool:
+    if path.is_dir():
+        return (path / METADATA).is_file()
+    if path.suffix == ".zip" and zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            return any(Path(n).name == METADATA for n in archive.namelist())
+    return False
+
+
+def is_batch(path: Path) -> bool:
+    """A class (folder of submissions or Gradescope export), not one submission."""
+    return is_gradescope_export(path) or (path.is_dir() and any(
+        p.suffix in (".ipynb", ".zip") or p.is_dir() for p in path.iterdir() if not p.name.startswith(".")))
+
+
+def _unpack_export(path: Path, out: Path) -> Path:
+    """A Gradescope export zip, unpacked once under OUT/.export/<its hash>/ (kept for regrades)."""
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    target = out / ".export" / digest
+    if not (target / ".complete").exists():
+        with zipfile.ZipFile(path) as archive:
+            for member in archive.infolist():
+                name = Path(member.filename)
+                if name.is_absolute() or ".." in name.parts:
+                    continue  # never write outside the target
+                archive.extract(member, target)
+        (target / ".complete").touch()
+    metadata = next(target.rglob(METADATA))
+    return metadata.parent
+
+
+def _students(entry) -> list[dict]:
+    submitters = (entry or {}).get(":submitters") or []
+    return [{"name": str(s.get(":name", "")), "sid": str(s.get(":sid", "") or ""), "email": str(s.get(":email", "") or "")}
+            for s in submitters if isinstance(s, dict)]
+
+
+def discover(path: Path, out: Path) -> list[Submission]:
+    path = Path(path)
+    if path.is_file() and is_gradescope_export(path):
+        path = _unpack_export(path, out)
+    if (path / METADATA).is_file():
+        import yaml  # only TAs' exports need it; Gradescope's grader environment does without
+
+        try:
+            metadata = yaml.safe_load((path / METADATA).read_text()) or {}
+        except yaml.YAMLError as err:
+            raise AutograderError(f"{path / METADATA} is not valid YAML: {err}") from None
+        found = []
+        for folder, entry in sorted(metadata.items()):
+            sub = Submission(_safe(str(folder)), path / str(folder), _students(entry))
+            if not sub.path.is_dir():
+                sub.problem = f"the export lists {folder} but has no such folder"
+            found.append(sub)
+        return found
+    found, seen = [], set()
+    for entry in sorted(path.iterdir()):
+        if entry.name.startswith(".") or not (entry.is_dir() or entry.suffix in (".ipynb", ".zip")):
+            continue
+        key = _safe(entry.stem if entry.is_file() else entry.name)
+        while key in seen:
+            key += "_"
+        seen.add(key)
+        found.append(Submission(key, entry))
+    return found
+
+
+def content_hash(path: Path) -> str:
+    digest = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    for file in files:
+        digest.update(str(file.relative_to(path) if path.is_dir() else file.name).encode() + b"\0")
+        digest.update(file.read_bytes() if file.is_file() else b"")
+    return digest.hexdigest()
+
+
+def already_graded(results_path: Path, submission_hash: str, version: str) -> bool:
+    try:
+        extra = json.loads(results_path.read_text())["extra_data"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return extra.get("submission_hash") == submission_hash and extra.get("autograder_version") == version
+
+
+# ---- the class ---------------------------------------------------------------------------------------

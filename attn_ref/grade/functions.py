@@ -1,0 +1,131 @@
+"""Grading "functions" units: each probe calls the student's function in the kernel on inputs made here,
+and the trusted side compares what comes back with the reference."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+
+from ..protocol import PROTOCOL, MalformedReply, Status, cap, parse_call_reply
+from . import scoring
+from .context import REFERENCE_MESSAGE, GradingContext, UnitResults
+from .inputs import Arg, generate, reference_outputs
+from .results import entry, unit_name
+from .safeio import UnsafeReply
+from .session import BudgetExhausted
+
+
+def _npy(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    return buffer.getvalue()
+
+
+def call_files(task: dict, probe: dict, args: list[Arg], substitutes: dict) -> dict[str, bytes]:
+    """The call (protocol) and its input arrays, as the files of one exchange's inbox."""
+    files, spec_args = {}, []
+    for i, a in enumerate(args):
+        arg = {"name": a.name, "kind": a.kind, "keyword": a.keyword}
+        if a.kind == "array":
+            files[f"arg{i}.npy"] = _npy(a.data)
+            arg.update(file=f"arg{i}.npy", dtype=str(a.data.dtype), device=probe["device"])
+        elif a.kind == "device":
+            arg["device"] = a.data
+        else:
+            arg["value"] = a.data
+        spec_args.append(arg)
+    call = {
+        "protocol": PROTOCOL,
+        "function": task["function"],
+        "framework": task["framework"],
+        "args": spec_args,
+        "return_inputs": "inputs_unchanged" in probe["checks"],
+        "count_projections": probe["options"].get("count_projections", []),
+        "tripwire": bool(task["forbidden"]),
+        "substitutes": substitutes,
+    }
+    files["call.json"] = json.dumps(call).encode()
+    return files
+
+
+def stand_ins(task: dict, by_name: dict) -> dict[str, str]:
+    """{function: source} of the earlier units this one builds on, bound while its probes run."""
+    return {by_name[name]["function"]: by_name[name]["substitute"] for name in task.get("builds_on", [])
+            if by_name.get(name, {}).get("substitute")}
+
+
+def run_probe(ctx: GradingContext, task: dict, probe: dict, args: list[Arg], reference, substitutes: dict,
+              stats: dict) -> tuple[bool, str, tuple, Status]:
+    """One call of the student's function, then the trusted comparison; (passed, message, forbidden, status)."""
+    session = ctx.session
+    exchange = session.exchange(task["name"], call_files(task, probe, args, substitutes))
+    outcome = session.call("call", task["function"], str(exchange.inbox), str(exchange.outbox), timeout=ctx.limits.call)
+    if outcome.status is Status.TIMEOUT:
+        return False, f"the call did not finish ({outcome.error})", (), outcome.status
+    if outcome.status is Status.DEAD:
+        return False, "the call crashed the kernel", (), outcome.status
+    try:
+        reply = parse_call_reply(session.reply(exchange))
+    except FileNotFoundError:
+        return False, "no result came back from the call", (), Status.MALFORMED
+    except (UnsafeReply, MalformedReply, OSError) as err:
+        return False, f"the call's reply was unreadable ({cap(str(err), 120)})", (), Status.MALFORMED
+    obs = scoring.Observation(reply, exchange.outbox, session.jail.owner)
+    ok, message = scoring.check_probe(task, probe, args, reference, obs, stats)
+    return ok, message, reply.forbidden_called, Status.OK
+
+
+def grade_task(ctx: GradingContext, t_index: int, task: dict, by_name: dict, graded: list[dict]) -> tuple[dict, dict, bool]:
+    """One task's entry, its probe report lines and forbidden calls, and whether a probe timed out."""
+    cuda = bool(ctx.env.get("cuda"))
+    static_hits = ctx.analysis.forbidden.get(task["name"], [])
+    substitutes = stand_ins(task, by_name)
+    lines, tripped, report, hung, timed_out = [], set(), [], False, False
+    for p_index, probe in enumerate(task["probes"]):
+        if probe["device"] == "cuda" and not cuda:
+            continue  # no GPU on this runner: the line is left out of the score and the maximum
+        if ctx.banned or static_hits or hung:
+            why = REFERENCE_MESSAGE if ctx.banned else f"uses {', '.join(static_hits)}, which this task does not allow"
+            why = "not run: an earlier probe of this task did not finish" if hung else why
+            lines.append((False, probe["name"], probe["points"], why))
+            continue
+        args = generate(probe, np.random.default_rng([ctx.seed, t_index, p_index]))
+        reference = None if probe["device"] == "meta" else reference_outputs(ctx.autograder.reference(task["reference"]), args)
+        stats: dict = {}
+        try:
+            ok, message, forbidden, status = run_probe(ctx, task, probe, args, reference, substitutes, stats)
+        except BudgetExhausted:
+            ok, message, forbidden, status = False, "not graded: the time budget for this submission ran out", (), Status.BUDGET
+        report.append({"task": task["name"], "probe": probe["name"], "device": probe["device"], "dtype": probe["dtype"],
+                       "passed": ok, "max_error": stats.get("max_error")})
+        tripped.update(forbidden)
+        hung = status in (Status.TIMEOUT, Status.BUDGET)  # spare the budget for the other tasks
+        timed_out |= hung
+        lines.append((ok, probe["name"], probe["points"], message))
+    if tripped:  # the tripwire saw a forbidden call, however it was reached: the task scores 0
+        names = sorted(tripped)
+        lines = [(False, label, points, f"called {', '.join(names)}, which this task does not allow") for _, label, points, _ in lines]
+    result = entry(task, lines, ctx.checks["visibility"], cuda)
+    lost = [name for name in task.get("builds_on", []) if any(unit_name(t) == name and t["score"] < t["max_score"] for t in graded)]
+    if lost and substitutes:
+        functions = ", ".join(f"{by_name[n]['function']} ({n})" for n in lost)
+        result["output"] += (f"\nNote: your {functions} lost points there; a correct one stood in for it while "
+                             f"{task['name']} was graded, so those mistakes are charged once.")
+    forbidden = sorted(set(static_hits) | tripped)
+    return result, {"probes": report, "forbidden": forbidden}, timed_out
+
+
+def grade_functions(ctx: GradingContext) -> UnitResults:
+    units = ctx.checks["units"]
+    by_name = {t["name"]: t for t in units}
+    tests, report, flags, timed_out = [], [], {}, False
+    for t_index, task in enumerate(units):
+        result, extra, hung = grade_task(ctx, t_index, task, by_name, tests)
+        tests.append(result)
+        report += extra["probes"]
+        if extra["forbidden"]:
+            flags[task["name"]] = extra["forbidden"]
+        timed_out |= hung
+    return UnitResults(tests, {"probes": report, **({"forbidden_calls": flags} if flags else {})}, timed_out)

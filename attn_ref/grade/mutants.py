@@ -1,0 +1,48 @@
+"""Probing an assignment's declared mutants (wrong implementations) in one kernel: which probes each fails.
+
+`attn-ref check` uses it to prove that every hidden probe is failed by at least one mutant. The notebook
+(the solution) runs once; each mutant's source is run in the kernel in place of the student's function,
+the task's probes run, and the solution's own cell is run again before the next task.
+"""
+
+from __future__ import annotations
+
+import time
+
+from . import submission
+from .core import limits_from, prepare, running
+from .functions import grade_task
+from .sandbox import Jail, SandboxPlan
+from .watchdog import Job, Supervisor
+
+
+def probe_mutants(notebook_path, autograder, mutants: dict[str, list[tuple[str, str]]], *,
+                  plan: SandboxPlan | None = None, **timeouts: float) -> dict[str, dict[str, dict[str, bool]]]:
+    """{task: {mutant label: {probe name: passed}}} for the given {task: [(label, source)]}."""
+    autograder, plan = prepare(autograder, plan)
+    limits = limits_from(**timeouts)
+    budget = 120.0 + 20.0 * sum(len(m) for m in mutants.values())
+
+    def run(jail: Jail) -> dict:
+        nb, filename = submission.load(notebook_path)
+        cells = [c.source for c in nb.cells if c.cell_type == "code"]
+        verdicts: dict = {}
+        with running(nb, filename, autograder, jail, limits, time.monotonic() + budget) as ctx:
+            by_name = {t["name"]: t for t in autograder.units}
+            for t_index, task in enumerate(autograder.units):
+                own = next((c for c in cells if f"def {task['function']}(" in c), None)
+                for label, source in mutants.get(task["name"], []):
+                    ctx.session.kernel.run(source, timeout=limits.cell)
+                    _, extra, _ = grade_task(ctx, t_index, task, by_name, [])
+                    verdicts.setdefault(task["name"], {})[label] = {p["probe"]: p["passed"] for p in extra["probes"]}
+                if own is not None and mutants.get(task["name"]):
+                    ctx.session.kernel.run(own, timeout=limits.cell)
+        return {"mutants": verdicts}
+
+    done: list[dict] = []
+    Supervisor(plan).run([Job("mutants", run, lambda reason, status: {"error": reason}, budget)],
+                         lambda job, results: done.append(results))
+    if "mutants" not in done[0]:
+        raise RuntimeError(f"the mutants could not be probed: {done[0].get('error')}")
+    return done[0]["mutants"]
+

@@ -1,0 +1,94 @@
+"""Gradescope's results format (results.json): entries, the score-0 result, what every result records,
+and writing it atomically. Student-originated text is capped here."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+import attn_ref
+
+from ..protocol import cap
+from .sandbox import SandboxPlan
+
+MAX_OUTPUT_TEXT = 8000  # one test's output
+MAX_NOTES = 4000  # the results' own output
+
+
+def max_points(unit: dict, cuda: bool) -> float:
+    if "answers" in unit:
+        return sum(a["points"] for a in unit["answers"])
+    return sum(p["points"] for p in unit["probes"] if cuda or p["device"] != "cuda")
+
+
+def entry(unit: dict, lines: list[tuple[bool, str, float, str]], visibility: str, cuda: bool = False) -> dict:
+    """One Gradescope test entry; lines are (passed, label, points, message)."""
+    output = "\n".join(
+        f"{'✓' if ok else '✗'} {label} ({points if ok else 0:g}/{points:g})" + ("" if ok or not msg else f": {msg}")
+        for ok, label, points, msg in lines
+    )
+    return {
+        "name": f"{unit['name']}: {unit['title']}",
+        "score": round(sum(points for ok, _, points, _ in lines if ok), 6),
+        "max_score": max_points(unit, cuda),
+        "output": cap(output, MAX_OUTPUT_TEXT),
+        "visibility": visibility,
+    }
+
+
+def unit_name(test: dict) -> str:
+    """The unit a results entry belongs to ("c3: Scaled dot-product ..." -> "c3")."""
+    return test["name"].split(":")[0]
+
+
+def failed_results(checks: dict, reason: str, status: str | None = None) -> dict:
+    """Score 0 everywhere, with the reason, for a submission that could not be run."""
+    reason = cap(reason, 1000)
+    tests = [
+        {"name": f"{u['name']}: {u['title']}", "score": 0.0, "max_score": max_points(u, False),
+         "output": f"Not graded: {reason}", "visibility": checks["visibility"]}
+        for u in checks["units"]
+    ]
+    return {"score": 0.0, "output": f"Your submission could not be graded: {reason}", "tests": tests,
+            "extra_data": {"status": status or f"error: {reason}"}}
+
+
+def record(results: dict, checks: dict, plan: SandboxPlan) -> dict:
+    """What every results file says about the grader, whatever happened to the submission."""
+    extra = results.setdefault("extra_data", {})
+    extra.update(
+        assignment=checks["assignment"],
+        autograder_version=checks["version"],
+        attn_ref_version=attn_ref.__version__,
+        sandbox=plan.describe(),
+        grader={"python": platform.python_version(), "numpy": np.__version__, "uid": os.geteuid(),
+                "kernel_python": plan.python},
+    )
+    extra["warnings"] = list(extra.get("warnings", [])) + list(plan.warnings)
+    return results
+
+
+def write_atomically(path: Path, data: bytes, mode: int = 0o600) -> None:
+    """Readers see the old file or the new one, never half of one (a killed run leaves only a .part).
+
+    Private to its owner by default: results and gradebooks name students."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".part")
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.chmod(tmp, mode)
+    os.replace(tmp, path)
+
+
+def write_results(path: Path, results: dict) -> None:
+    write_atomically(path, json.dumps(results, indent=2, ensure_ascii=False).encode())
+
+
+def results_name(submission_path: str | Path) -> str:
+    path = Path(submission_path)
+    return (path.stem if path.is_file() else path.name) + ".json"

@@ -1,0 +1,167 @@
+"""attn-ref check: a release proves itself before anyone uploads it.
+
+For each autograder zip, through the zip's own bundled grader (a separate process, the zip's files first
+on its path) and the students' environment:
+
+* the solution scores full and the blank notebook 0 (and, as root, the zip's run_autograder agrees);
+* the solution agrees with every answer key (a questions assignment: every answer of the solution passes);
+* every public check passes on the executed solution;
+* every hidden probe is failed by at least one mutant declared with its task (mutants share one kernel);
+* grading the solution twice gives the same scores.
+
+The builder runs it on its staging folder before moving a release into place (`make release`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from .course import load_registry, load_assignment
+
+TIMEOUT = 900
+
+
+@dataclass(frozen=True)
+class Row:
+    assignment: str
+    check: str
+    ok: bool
+    detail: str = ""
+
+
+class _BundledGrader:
+    """The zip's grader, run as `python -m attn_ref` with the zip's files first on the path."""
+
+    def __init__(self, zip_path: Path, work: Path):
+        self.zip, self.source = zip_path, work / "source"
+        with zipfile.ZipFile(zip_path) as archive:
+            archive.extractall(self.source)
+        self.env = dict(os.environ, PYTHONPATH=str(self.source))
+        student = Path(__file__).resolve().parents[2] / ".venv-student"  # make's students' environment, as a user
+        if os.geteuid() != 0 and (student / "bin" / "python").exists() and "ATTN_REF_STUDENT_ENV" not in os.environ:
+            self.env["ATTN_REF_STUDENT_ENV"] = str(student)
+        self.work = work
+
+    def run(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "attn_ref", *args], env=self.env, cwd=self.work,
+                              capture_output=True, text=True, timeout=TIMEOUT)
+
+    def grade(self, notebook: Path, label: str) -> dict:
+        results = self.work / f"{label}.json"
+        done = self.run("grade", str(notebook), "--autograder", str(self.zip), "--results", str(results))
+        if done.returncode != 0 or not results.exists():
+            raise RuntimeError(f"the bundled grader failed on {notebook.name}: {done.stderr[-800:]}")
+        return json.loads(results.read_text())
+
+
+def _scores(results: dict) -> dict[str, tuple[float, float]]:
+    return {t["name"].split(":")[0]: (t["score"], t["max_score"]) for t in results["tests"]}
+
+
+def _short(results: dict) -> str:
+    lost = [f"{name} {got:g}/{full:g}" for name, (got, full) in _scores(results).items() if got < full]
+    return ", ".join(lost[:6]) or results.get("output", "")[:200]
+
+
+def _public_checks(solution: Path, assignment) -> list[str]:
+    """Units whose `grader.check` output in the executed solution is not a pass."""
+    nb = nbformat.read(str(solution), as_version=4)
+    failing = []
+    for unit in assignment.units:
+        outputs = [o for c in nb.cells if c.cell_type == "code" and f'grader.check("{unit.name}")' in c.source
+                   for o in c.get("outputs", [])]
+        text = json.dumps(outputs)
+        if "All test cases passed" not in text:
+            failing.append(unit.name)
+    return failing
+
+
+def _run_autograder(zip_path: Path, solution: Path, work: Path) -> dict:
+    """As root: the zip's run_autograder in a simulated /autograder, with this environment as setup.sh's."""
+    root = work / "gradescope" / "autograder"
+    for folder in ("source", "submission", "results"):
+        (root / folder).mkdir(parents=True)
+    with zipfile.ZipFile(zip_path) as archive:
+        archive.extractall(root / "source")
+    shutil.copy(solution, root / "submission" / solution.name)
+    env = dict(os.environ, AUTOGRADER_ROOT=str(root), AUTOGRADER_PYTHON=sys.executable, PYTHONPATH="")
+    subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True, timeout=TIMEOUT)
+    return json.loads((root / "results" / "results.json").read_text())
+
+
+def check_zip(zip_path: Path, release: Path, course: Path) -> list[Row]:
+    with zipfile.ZipFile(zip_path) as archive:
+        checks = json.loads(archive.read("checks.json"))
+    name = checks["assignment"]
+    entry = next((e for e in load_registry(course) if e.name == name), None)
+    if entry is None:
+        return [Row(name, "in the course registry", False, f"{course / 'registry.py'} has no assignment {name!r}")]
+    assignment = load_assignment(course, entry)
+    solution = release / "solutions" / name / f"{name}.ipynb"
+    blank = release / "assignments" / name / f"{name}.ipynb"
+    rows = []
+    with tempfile.TemporaryDirectory(prefix=f"attn-ref-check-{name}-") as work:
+        work = Path(work)
+        grader = _BundledGrader(zip_path, work)
+        first = grader.grade(solution, "solution")
+        full = first["score"] == sum(t["max_score"] for t in first["tests"]) and first["extra_data"]["status"] == "ok"
+        rows.append(Row(name, "the solution scores full (bundled grader)", full, "" if full else _short(first)))
+        if assignment.kind == "questions":
+            wrong = [line.split(" (")[0][2:] for t in first["tests"] for line in t["output"].splitlines() if line.startswith("✗")]
+            rows.append(Row(name, "the solution agrees with every answer key", not wrong, ", ".join(wrong)))
+        blank_results = grader.grade(blank, "blank")
+        rows.append(Row(name, "the blank notebook scores 0", blank_results["score"] == 0, "" if blank_results["score"] == 0 else _short(blank_results)))
+        again = grader.grade(solution, "again")
+        same = _scores(again) == _scores(first)
+        rows.append(Row(name, "grading twice gives the same scores", same, "" if same else f"{_scores(first)} then {_scores(again)}"))
+        failing = _public_checks(solution, assignment)
+        rows.append(Row(name, "every public check passes on the solution", not failing, ", ".join(failing)))
+        if os.geteuid() == 0:
+            results = _run_autograder(zip_path, solution, work)
+            ok = results["score"] == first["score"]
+            rows.append(Row(name, "run_autograder (as root) agrees", ok, "" if ok else results.get("output", "")[:200]))
+        if assignment.kind == "functions":
+            rows.append(_mutant_row(name, assignment, grader, solution, work))
+    return rows
+
+
+def _mutant_row(name: str, assignment, grader: _BundledGrader, solution: Path, work: Path) -> Row:
+    mutants = {t.name: [(m.label, m.source) for m in t.mutants] for t in assignment.units}
+    (work / "mutants.json").write_text(json.dumps(mutants))
+    done = grader.run("probe-mutants", str(solution), "--autograder", str(grader.zip), "--mutants",
+                      str(work / "mutants.json"), "--out", str(work / "verdicts.json"))
+    if done.returncode != 0:
+        return Row(name, "every hidden probe fails a mutant", False, done.stderr[-400:])
+    verdicts = json.loads((work / "verdicts.json").read_text())
+    uncaught = []
+    for task in assignment.units:
+        for probe in task.probes:
+            if not any(not probes.get(probe.name, True) for probes in verdicts.get(task.name, {}).values()):
+                uncaught.append(f"{task.name}: {probe.name}")
+    count = sum(len(m) for m in mutants.values())
+    detail = f"{count} mutants" + (f"; no mutant fails: {'; '.join(uncaught)}" if uncaught else "")
+    return Row(name, "every hidden probe fails a mutant", not uncaught, detail)
+
+
+def check_release(release: Path, course: Path, zips: list[Path] | None = None) -> list[Row]:
+    """Rows for every zip (default: every zip under release/autograder)."""
+    zips = zips or sorted((Path(release) / "autograder").glob("*-autograder*.zip"))
+    if not zips:
+        return [Row("-", "autograder zips", False, f"none under {Path(release) / 'autograder'}: run attn-ref build")]
+    rows = []
+    for zip_path in zips:
+        try:
+            rows += check_zip(Path(zip_path), Path(release), Path(course))
+        except Exception as err:  # noqa: BLE001 - a check that cannot run is a failed check, with its reason
+            rows.append(Row(Path(zip_path).name, "the checks ran", False, f"{type(err).__name__}: {err}"[:400]))
+    return rows

@@ -1,0 +1,255 @@
+"""A course is a folder of assignment folders and a registry; an assignment is a list of unit folders.
+
+    course/
+      registry.py              ASSIGNMENTS = (Entry(name, title, kind, folder), ...)
+      <folder>/
+        assignment.py          ASSIGNMENT = Layout(units=(...), visibility=..., setup=..., exploration=...)
+        intro.md
+        <unit>/                question.py (QUESTION) or task.py (TASK, example()), and the files below
+
+A question's folder: prompt.md, solution.py (assigns every answer variable), optionally written.md and
+written_solution.md. A task's folder: prompt.md, solution.py (the function, its body between
+# BEGIN SOLUTION / # END SOLUTION), public_checks.py, optionally substitute.py and mutants/*.py.
+Units and references are Python files loaded by path, with the assignment's folder importable, so an
+assignment may bring its own reference module. Nothing here knows how grading works.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import importlib
+import importlib.util
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import ModuleType
+
+from .units import Mutant, Question, Task
+
+KINDS = ("questions", "functions")
+VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+
+
+class CourseError(Exception):
+    """An assignment's sources are wrong: the message names the file and what to fix."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One line of the registry."""
+
+    name: str  # the assignment's name: notebooks, zips and grading all use it
+    title: str
+    kind: str  # "questions" (answer variables, written parts) or "functions" (probed functions)
+    folder: str  # relative to the registry
+
+
+@dataclass(frozen=True)
+class BuildCheck:
+    """A number the executed solution prints, and the least it should be (else the build warns)."""
+
+    pattern: str  # a regular expression whose first group is the number
+    minimum: float
+    message: str  # may use {value} and {minimum}
+
+
+@dataclass(frozen=True)
+class Layout:
+    """An assignment's assignment.py: its units in order, and the cells around them."""
+
+    units: tuple[str, ...]
+    visibility: str = "after_due_date"  # of the hidden results on Gradescope
+    setup: str = ""  # a .py file: a code cell after the introduction (imports the students need)
+    exploration_intro: str = ""  # a .md file before the exploration cells
+    exploration: tuple[str, ...] = ()  # .py files: cells after the units, skipped while grading
+    timing: tuple[str, ...] = ()  # those of the exploration cells whose outputs hold measured timings
+    build_checks: tuple[BuildCheck, ...] = ()
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """An assignment, loaded: everything the builder needs, nothing about grading."""
+
+    name: str
+    title: str
+    kind: str
+    folder: Path
+    layout: Layout
+    intro: str
+    units: tuple
+    setup: str = ""
+    exploration_intro: str = ""
+    exploration: tuple[tuple[str, bool], ...] = ()  # (source, holds timings)
+    references: tuple[tuple[str, Path | None], ...] = ()  # (module, its file in the folder, or None: attn_ref)
+
+
+# ---- loading files ------------------------------------------------------------------------------------
+
+def _read(path: Path, required: bool = True) -> str:
+    if not path.is_file():
+        if required:
+            raise CourseError(f"{path}: missing (see README, 'Writing an assignment')")
+        return ""
+    return path.read_text().strip()
+
+
+@contextlib.contextmanager
+def _importable(folder: Path):
+    """The assignment's folder on sys.path while its files load (its own reference modules import)."""
+    sys.path.insert(0, str(folder))
+    try:
+        yield
+    finally:
+        sys.path.remove(str(folder))
+
+
+def load_module(path: Path, name: str) -> ModuleType:
+    if not path.is_file():
+        raise CourseError(f"{path}: missing (see README, 'Writing an assignment')")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as err:
+        raise CourseError(f"{path}: {type(err).__name__}: {err}") from err
+    return module
+
+
+def _attribute(module: ModuleType, name: str, path: Path):
+    if not hasattr(module, name):
+        raise CourseError(f"{path}: defines no {name}")
+    return getattr(module, name)
+
+
+def load_registry(course: Path) -> tuple[Entry, ...]:
+    registry = Path(course) / "registry.py"
+    entries = tuple(_attribute(load_module(registry, "_course_registry"), "ASSIGNMENTS", registry))
+    names = [e.name for e in entries]
+    for entry in entries:
+        if entry.kind not in KINDS:
+            raise CourseError(f"{registry}: {entry.name}: kind {entry.kind!r} is not one of {', '.join(KINDS)}")
+    if len(set(names)) != len(names):
+        raise CourseError(f"{registry}: two assignments share a name")
+    return entries
+
+
+# ---- units ---------------------------------------------------------------------------------------------
+
+def _question(folder: Path, module_name: str) -> Question:
+    path = folder / "question.py"
+    question = _attribute(load_module(path, module_name), "QUESTION", path)
+    if question.name != folder.name:
+        raise CourseError(f"{path}: the question is called {question.name!r} but its folder {folder.name!r}")
+    return replace(question, prompt=_read(folder / "prompt.md"), solution=_read(folder / "solution.py"),
+                   written_prompt=_read(folder / "written.md", False),
+                   written_solution=_read(folder / "written_solution.md", False))
+
+
+def _mutants(folder: Path) -> tuple[Mutant, ...]:
+    found = []
+    for path in sorted((folder / "mutants").glob("*.py")):
+        source = path.read_text()
+        header = dict(line[2:].split(": ", 1) for line in source.splitlines() if line.startswith("# ") and ": " in line[:20])
+        if "mutant" not in header:
+            raise CourseError(f"{path}: start with a line '# mutant: <what is wrong>'")
+        found.append(Mutant(header["mutant"].strip(), source, header.get("must fail", "").strip()))
+    return tuple(found)
+
+
+def public_tests(path: Path, module: ModuleType) -> tuple[str, ...]:
+    """The test_ functions of public_checks.py, each with the module's UPPER_CASE constants written in."""
+    tree = ast.parse(path.read_text())
+    tests = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+            tests.append(ast.unparse(_Inline(module, path).visit(node)))
+    if not tests:
+        raise CourseError(f"{path}: no test_ function")
+    return tuple(tests)
+
+
+class _Inline(ast.NodeTransformer):
+    """UPPER_CASE module names -> their values as literals (lists, numbers, strings)."""
+
+    def __init__(self, module: ModuleType, path: Path):
+        self.module, self.path = module, path
+
+    def visit_Name(self, node: ast.Name):
+        if node.id.isupper() and hasattr(self.module, node.id):
+            value = getattr(self.module, node.id)
+            try:
+                literal = ast.parse(repr(value), mode="eval").body
+                ast.literal_eval(literal)
+            except (SyntaxError, ValueError) as err:
+                raise CourseError(f"{self.path}: {node.id} is not a plain literal (use .tolist())") from err
+            return ast.copy_location(literal, node)
+        return node
+
+
+def _task(folder: Path, module_name: str) -> Task:
+    path = folder / "task.py"
+    module = load_module(path, module_name)
+    task = _attribute(module, "TASK", path)
+    if task.name != folder.name:
+        raise CourseError(f"{path}: the task is called {task.name!r} but its folder {folder.name!r}")
+    example = module.example() if hasattr(module, "example") else ""
+    checks_path = folder / "public_checks.py"
+    checks = load_module(checks_path, module_name + "_public")
+    return replace(task, prompt=_read(folder / "prompt.md"), starter=_read(folder / "solution.py"), example=example,
+                   public_checks=public_tests(checks_path, checks), substitute=_read(folder / "substitute.py", False),
+                   mutants=_mutants(folder))
+
+
+def _reference(spec: str, folder: Path, where: str) -> tuple[str, Path | None]:
+    """Resolve "module:function" now (a misspelt reference fails the build, not the grading)."""
+    module_name, _, function = spec.partition(":")
+    if not module_name or not function:
+        raise CourseError(f"{where}: reference {spec!r} is not 'module:function'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise CourseError(f"{where}: reference {spec!r}: {err}") from None
+    if not callable(getattr(module, function, None)):
+        raise CourseError(f"{where}: reference {spec!r}: {module_name} has no function {function}")
+    if module_name.split(".")[0] == "attn_ref":
+        return module_name, None  # bundled with the grader
+    file = Path(module.__file__).resolve()
+    if folder.resolve() not in file.parents or file.name == "__init__.py":
+        raise CourseError(f"{where}: reference {spec!r} must be attn_ref's or a single .py file in {folder}")
+    return module_name, file
+
+
+def load_assignment(course: Path, entry: Entry) -> Assignment:
+    folder = (Path(course) / entry.folder).resolve()
+    layout_path = folder / "assignment.py"
+    with _importable(folder):
+        layout = _attribute(load_module(layout_path, f"_course_{entry.name}"), "ASSIGNMENT", layout_path)
+        if layout.visibility not in VISIBILITIES:
+            raise CourseError(f"{layout_path}: visibility {layout.visibility!r} is not one of {', '.join(VISIBILITIES)}")
+        loader = _question if entry.kind == "questions" else _task
+        marker = "question.py" if entry.kind == "questions" else "task.py"
+        units = []
+        for unit in layout.units:
+            if not (folder / unit / marker).is_file():
+                raise CourseError(f"{folder / unit}: a unit of a '{entry.kind}' assignment needs {marker}")
+            units.append(loader(folder / unit, f"_course_{entry.name}_{unit}"))
+        references = {}
+        for task in units if entry.kind == "functions" else ():
+            name, file = _reference(task.reference, folder, str(folder / task.name / "task.py"))
+            references[name] = file
+            for earlier in task.builds_on:
+                if earlier not in layout.units[: layout.units.index(task.name)]:
+                    raise CourseError(f"{folder / task.name / 'task.py'}: builds_on {earlier!r}, which is not an earlier unit")
+    exploration = tuple((_read(folder / name), name in layout.timing) for name in layout.exploration)
+    return Assignment(entry.name, entry.title, entry.kind, folder, layout, _read(folder / "intro.md"), tuple(units),
+                      setup=_read(folder / layout.setup) if layout.setup else "",
+                      exploration_intro=_read(folder / layout.exploration_intro) if layout.exploration_intro else "",
+                      exploration=exploration, references=tuple(sorted(references.items())))
+
+
+def load_course(course: Path, only: str | None = None) -> list[Assignment]:
+    entries = load_registry(course)
+    if only is not None and only not in {e.name for e in entries}:
+        raise CourseError(f"no assignment {only!r} in {Path(course) / 'registry.py'} (it has {', '.join(e.name for e in entries)})")
+    return [load_assignment(course, e) for e in entries if only is None or e.name == only]

@@ -1,0 +1,31 @@
+"""c1: a numerically stable softmax (NumPy), note 3.1 §4."""
+
+import numpy as np
+
+import attn_ref
+from attn_ref.release.units import F32, Probe, Task, normal, shown, value
+
+TASK = Task(
+    name="c1",
+    function="softmax",
+    framework="numpy",
+    title="A numerically stable softmax (NumPy)",
+    reference="attn_ref.attention:softmax",
+    probes=(
+        Probe("matches the reference on random logits (4 × 7, axis=-1)", 3, (("x", normal(4, 7, scale=3.0)),)),
+        Probe("works along axis=0 of a 3-D array", 2, (("x", normal(3, 4, 5, scale=3.0)), ("axis", value(0)))),
+        Probe("logits of ±1e4 give no NaN or inf", 2, (("x", normal(3, 6, scale=1e4)),), checks=("finite", "matches_reference")),
+        Probe("leaves its input unchanged", 1, (("x", normal(5, 5)),), checks=("inputs_unchanged", "matches_reference")),
+        Probe("float32 in, float32 out", 2, (("x", normal(4, 6, scale=3.0)),), checks=("dtype_kept", "matches_reference"), **F32),
+    ),
+)
+
+
+def example() -> str:
+    x = np.array([1.0, 2.0, 3.0])
+    return f"""```python
+>>> softmax(np.array([1.0, 2.0, 3.0]))
+{shown(attn_ref.softmax(x))}
+>>> softmax(np.array([1000.0, 1001.0, 1002.0]))   # the same: softmax ignores a shift
+{shown(attn_ref.softmax(x + 1000))}
+```"""

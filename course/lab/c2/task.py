@@ -1,0 +1,44 @@
+"""c2: Bahdanau's additive attention (NumPy), note 3.1 §4–§5."""
+
+import numpy as np
+
+import attn_ref
+from attn_ref.release.units import F32, Probe, Task, normal, shown
+
+TASK = Task(
+    name="c2",
+    function="additive_attention",
+    framework="numpy",
+    title="Bahdanau's additive attention (NumPy)",
+    reference="attn_ref.attention:additive_attention",
+    outputs=("context", "weights"),
+    builds_on=("c1",),
+    probes=(
+        Probe("matches the reference (d_q=3, d_k=5, d_a=4, T=6)", 4,
+              (("query", normal(3)), ("keys", normal(6, 5)), ("W_q", normal(4, 3, scale=0.7)), ("W_k", normal(4, 5, scale=0.7)),
+               ("v", normal(4)))),
+        Probe("weights are non-negative and sum to 1", 2,
+              (("query", normal(2)), ("keys", normal(9, 3)), ("W_q", normal(5, 2)), ("W_k", normal(5, 3)), ("v", normal(5))),
+              checks=("rows_sum_to_one",)),
+        Probe("one encoder state: weight 1 and context = that state", 2,
+              (("query", normal(4)), ("keys", normal(1, 3)), ("W_q", normal(2, 4)), ("W_k", normal(2, 3)), ("v", normal(2)))),
+        Probe("float32 in, float32 out", 2,
+              (("query", normal(3)), ("keys", normal(5, 4)), ("W_q", normal(6, 3, scale=0.7)), ("W_k", normal(6, 4, scale=0.7)),
+               ("v", normal(6))),
+              checks=("dtype_kept", "matches_reference"), **F32),
+    ),
+)
+
+KEYS = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])  # three encoder states h_i
+
+
+def example() -> str:
+    context, weights = attn_ref.additive_attention(np.array([1.0, 0.0]), KEYS, np.eye(2), np.eye(2), np.ones(2))
+    return f"""```python
+>>> keys = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])   # three encoder states h_i
+>>> context, weights = additive_attention(np.array([1.0, 0.0]), keys, np.eye(2), np.eye(2), np.ones(2))
+>>> weights
+{shown(weights)}
+>>> context
+{shown(context)}
+```"""

@@ -1,0 +1,49 @@
+"""c3: scaled dot-product attention (PyTorch), note 3.1 §4."""
+
+import numpy as np
+
+import attn_ref
+from attn_ref.release.units import F32, META, Probe, Task, mask, normal, shown
+
+TASK = Task(
+    name="c3",
+    function="scaled_dot_product_attention",
+    framework="torch",
+    title="Scaled dot-product attention (PyTorch)",
+    reference="attn_ref.attention:scaled_dot_product_attention",
+    outputs=("out", "weights"),
+    forbidden=("torch.nn.functional.scaled_dot_product_attention", "torch.nn.MultiheadAttention", "attn_ref"),
+    cuda=True,
+    probes=(
+        Probe("no mask: B=2, H=3, T_q=5, T_k=7, d_k=4, d_v=6", 2,
+              (("q", normal(2, 3, 5, 4)), ("k", normal(2, 3, 7, 4)), ("v", normal(2, 3, 7, 6)))),
+        Probe("float64 precision kept (the keys share a large component)", 1,
+              (("q", normal(2, 5, 3)), ("k", normal(2, 7, 3, common=1e4)), ("v", normal(2, 7, 3))),
+              checks=("precision_kept",)),
+        Probe("bool mask, True = may attend; masked weights exactly 0", 2,
+              (("q", normal(2, 6, 4)), ("k", normal(2, 8, 4)), ("v", normal(2, 8, 3)), ("mask", mask(6, 8))),
+              checks=("matches_reference", "masked_weights_zero")),
+        Probe("a fully masked row gives zero weights and output, not NaN", 1,
+              (("q", normal(4, 3)), ("k", normal(5, 3)), ("v", normal(5, 2)), ("mask", mask(4, 5, p=0.7, empty_rows=(1,)))),
+              checks=("finite", "matches_reference")),
+        Probe("a (B, 1, T_q, T_k) mask broadcasts over heads (B = H = 2)", 1,
+              (("q", normal(2, 2, 5, 4)), ("k", normal(2, 2, 5, 4)), ("v", normal(2, 2, 5, 3)), ("mask", mask(2, 1, 5, 5)))),
+        Probe("float32 in, float32 out", 2, (("q", normal(3, 5, 8)), ("k", normal(3, 6, 8)), ("v", normal(3, 6, 8))),
+              checks=("dtype_kept", "matches_reference"), **F32),
+        Probe("stays on the inputs' device (meta tensors)", 1,
+              (("q", normal(2, 5, 4)), ("k", normal(2, 5, 4)), ("v", normal(2, 5, 3)), ("mask", mask(5, 5, p=0.7))), **META),
+    ),
+)
+
+
+def example() -> str:
+    q = np.array([[1.0, 0.0], [0.0, 1.0]])
+    k = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    _, weights = attn_ref.scaled_dot_product_attention(q, k, np.eye(3))
+    return f"""```python
+>>> q = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+>>> k = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+>>> out, weights = scaled_dot_product_attention(q, k, torch.eye(3))
+>>> weights            # (T_q, T_k) = (2, 3); with v = I, out equals weights
+{shown(weights)}
+```"""

@@ -1,0 +1,26 @@
+"""c4: a causal mask (PyTorch), note 3.1 §4."""
+
+import attn_ref
+from attn_ref.release.units import DEVICE, META, Probe, Task, shown, value
+
+TASK = Task(
+    name="c4",
+    function="causal_mask",
+    framework="torch",
+    title="A causal mask (PyTorch)",
+    reference="attn_ref.masks:causal_mask",
+    outputs=("mask",),
+    probes=(
+        Probe("T = 5", 4, (("T", value(5)),), checks=("matches_reference", "bool_dtype")),
+        Probe("T = 1", 2, (("T", value(1)),)),
+        Probe("T = 9, bool dtype", 2, (("T", value(9)),), checks=("bool_dtype", "matches_reference")),
+        Probe("created on the requested device (meta)", 2, (("T", value(4)), DEVICE), **META),
+    ),
+)
+
+
+def example() -> str:
+    return f"""```python
+>>> causal_mask(4).int()
+{shown(attn_ref.causal_mask(4).astype(int))}
+```"""

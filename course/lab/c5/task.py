@@ -1,0 +1,44 @@
+"""c5: one head of self-attention (PyTorch), note 3.1 §1."""
+
+import numpy as np
+
+import attn_ref
+from attn_ref.release.units import F32, META, Probe, Task, normal, shown, value
+
+TASK = Task(
+    name="c5",
+    function="self_attention",
+    framework="torch",
+    title="One head of self-attention (PyTorch)",
+    reference="attn_ref.attention:self_attention",
+    outputs=("out", "weights"),
+    forbidden=("torch.nn.functional.scaled_dot_product_attention", "torch.nn.MultiheadAttention", "attn_ref"),
+    cuda=True,
+    builds_on=("c3", "c4"),
+    probes=(
+        Probe("causal (default): B=2, T=6, d_model=5, d_k=3, d_v=4", 3,
+              (("x", normal(2, 6, 5)), ("W_q", normal(5, 3, scale=0.6)), ("W_k", normal(5, 3, scale=0.6)), ("W_v", normal(5, 4)))),
+        Probe("causal=False attends to every token", 2,
+              (("x", normal(2, 6, 5)), ("W_q", normal(5, 3, scale=0.6)), ("W_k", normal(5, 3, scale=0.6)), ("W_v", normal(5, 4)),
+               ("causal", value(False)))),
+        Probe("extra leading dimensions (2, 3, T, d_model)", 2,
+              (("x", normal(2, 3, 4, 6)), ("W_q", normal(6, 2, scale=0.6)), ("W_k", normal(6, 2, scale=0.6)), ("W_v", normal(6, 5)))),
+        Probe("float32 in, float32 out", 2,
+              (("x", normal(7, 8)), ("W_q", normal(8, 4, scale=0.5)), ("W_k", normal(8, 4, scale=0.5)), ("W_v", normal(8, 4))),
+              checks=("dtype_kept", "matches_reference"), **F32),
+        Probe("stays on the inputs' device (meta tensors)", 1,
+              (("x", normal(2, 5, 4)), ("W_q", normal(4, 3)), ("W_k", normal(4, 3)), ("W_v", normal(4, 2))), **META),
+    ),
+)
+
+X = np.arange(6.0).reshape(3, 2) / 6
+
+
+def example() -> str:
+    _, weights = attn_ref.self_attention(X, np.eye(2), np.eye(2), np.eye(2))
+    return f"""```python
+>>> x = torch.arange(6.0).reshape(3, 2) / 6
+>>> out, weights = self_attention(x, torch.eye(2), torch.eye(2), torch.eye(2))
+>>> weights
+{shown(weights)}
+```"""

@@ -1,0 +1,41 @@
+"""c6: decoding with a key/value cache (PyTorch), note 3.1 §3 and §6."""
+
+import numpy as np
+
+import attn_ref
+from attn_ref.release.units import F32, META, Probe, Task, normal, shown
+
+TASK = Task(
+    name="c6",
+    function="decode_with_kv_cache",
+    framework="torch",
+    title="Decoding with a key/value cache (PyTorch)",
+    reference="attn_ref.decoding:decode_with_kv_cache",
+    forbidden=("torch.nn.functional.scaled_dot_product_attention", "torch.nn.MultiheadAttention", "attn_ref"),
+    cuda=True,
+    builds_on=("c3",),
+    probes=(
+        Probe("equals full causal self-attention at every step (B=2, T=7)", 4,
+              (("x", normal(2, 7, 5)), ("W_q", normal(5, 3, scale=0.6)), ("W_k", normal(5, 3, scale=0.6)), ("W_v", normal(5, 4)))),
+        Probe("a single token (T = 1)", 1, (("x", normal(1, 1, 4)), ("W_q", normal(4, 2)), ("W_k", normal(4, 2)), ("W_v", normal(4, 3)))),
+        Probe("float32 in, float32 out", 2,
+              (("x", normal(6, 4)), ("W_q", normal(4, 4, scale=0.6)), ("W_k", normal(4, 4, scale=0.6)), ("W_v", normal(4, 4))),
+              checks=("dtype_kept", "matches_reference"), **F32),
+        Probe("stays on the inputs' device (meta tensors)", 1,
+              (("x", normal(2, 4, 4)), ("W_q", normal(4, 3)), ("W_k", normal(4, 3)), ("W_v", normal(4, 2))), **META),
+        Probe("advisory: each token's key and value projected once (T = 8)", 2,
+              (("x", normal(2, 8, 4)), ("W_q", normal(4, 3)), ("W_k", normal(4, 3)), ("W_v", normal(4, 3))),
+              checks=("matches_reference", "projected_once"), options={"count_projections": ["W_k", "W_v"]}),
+    ),
+)
+
+X = np.arange(6.0).reshape(3, 2) / 6  # c5's example
+
+
+def example() -> str:
+    out = attn_ref.decode_with_kv_cache(X, np.eye(2), np.eye(2), np.eye(2))
+    return f"""```python
+>>> decode_with_kv_cache(x, torch.eye(2), torch.eye(2), torch.eye(2))   # x from c5
+{shown(out)}
+>>> # the same as self_attention(x, ..., causal=True)[0]
+```"""

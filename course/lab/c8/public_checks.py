@@ -1,0 +1,21 @@
+"""Public checks of c8: each test_ function is one `grader.check` case. UPPER_CASE names are computed here
+with the reference at build time and written into the tests as literals (the worked examples are public)."""
+
+import attn_ref
+
+TWO_STEPS = attn_ref.rnn_jacobian_norm(3, 0.5)
+TEN_STEPS = attn_ref.rnn_jacobian_norm(11, 0.8)
+
+
+def test_c8_is_a_float_below_one(rnn_gradient_norm):
+    g = rnn_gradient_norm(10, 0.9)
+    assert isinstance(g, float), "return a Python float (use .item())"
+    assert 0 < g < 1, "with factor 0.9 the gradient shrinks"
+
+
+def test_c8_worked_examples(rnn_gradient_norm):
+    import math
+    assert math.isclose(rnn_gradient_norm(3, 0.5), TWO_STEPS, rel_tol=1e-6), \
+        "rnn_gradient_norm(3, 0.5) should be 0.25: two steps from h_1 to h_3"
+    assert math.isclose(rnn_gradient_norm(11, 0.8), TEN_STEPS, rel_tol=1e-5), \
+        "rnn_gradient_norm(11, 0.8) should match the worked example"

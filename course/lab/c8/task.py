@@ -1,0 +1,32 @@
+"""c8: the RNN's fading gradient, by autograd (PyTorch), note 3.1 §2."""
+
+import attn_ref
+from attn_ref.release.units import Probe, Task, value
+
+# A float32 autograd chain of 49 steps drifts ~3e-6 relative: accept it, reject any off-by-one (10 %).
+SCALAR_TOLERANCE = {"rtol": 1e-5, "atol": 0.0}
+
+TASK = Task(
+    name="c8",
+    function="rnn_gradient_norm",
+    framework="torch",
+    title="The RNN's fading gradient, by autograd (PyTorch)",
+    reference="attn_ref.costs:rnn_jacobian_norm",  # the closed form: the grader never imports torch
+    outputs=("norm",),
+    probes=(
+        Probe("T = 50, factor = 0.9", 4, (("T", value(50)), ("factor", value(0.9))), options=SCALAR_TOLERANCE),
+        Probe("T = 1: no steps, gradient 1", 2, (("T", value(1)), ("factor", value(0.9))), options=SCALAR_TOLERANCE),
+        Probe("T = 20, factor = 1.1: the product grows, by autograd", 2, (("T", value(20)), ("factor", value(1.1))),
+              checks=("matches_reference", "autograd_used"), options=SCALAR_TOLERANCE),
+        Probe("T = 40, factor = 0.5", 2, (("T", value(40)), ("factor", value(0.5))), options=SCALAR_TOLERANCE),
+    ),
+)
+
+
+def example() -> str:
+    return f"""```python
+>>> rnn_gradient_norm(3, 0.5)     # two steps: 0.5 · 0.5
+{attn_ref.rnn_jacobian_norm(3, 0.5)}
+>>> rnn_gradient_norm(11, 0.8)    # ten steps of 0.8
+{attn_ref.rnn_jacobian_norm(11, 0.8):.6f}
+```"""

@@ -1,0 +1,8 @@
+"""Practice 3.1: the eleven practice questions of lecture note 3.1, graded after the due date."""
+
+from attn_ref.release.course import Layout
+
+ASSIGNMENT = Layout(
+    units=("q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8", "q9", "q10", "q11"),
+    visibility="after_due_date",
+)

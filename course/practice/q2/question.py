@@ -1,0 +1,17 @@
+"""q2: a 4k-token PDF (note 3.1, §11.2, with §4)."""
+
+from attn_ref.costs import attention_map_bytes, attention_scores
+from attn_ref.release.units import Answer, Question
+
+T = 4096  # §4: "a 4k-token PDF"
+
+QUESTION = Question(
+    name="q2",
+    source="Note 3.1, §11.2 (and §4)",
+    title="A 4k-token PDF",
+    answers=(
+        Answer("q2_scores", "int", attention_scores(T), low=1),
+        Answer("q2_bytes", "int", attention_map_bytes(T), low=1),
+        Answer("q2_megabytes", "float", attention_map_bytes(T) / 1e6, low=0, high=1e6),  # decimal MB, the note's "67 MB"
+    ),
+)

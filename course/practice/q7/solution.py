@@ -1,0 +1,1 @@
+q7_changes_training_cost = False

@@ -1,0 +1,8 @@
+"""The course's assignments: one line each (see README, "Writing an assignment")."""
+
+from attn_ref.release.course import Entry
+
+ASSIGNMENTS = (
+    Entry(name="practice", title="Practice 3.1: from recurrence to attention", kind="questions", folder="practice"),
+    Entry(name="lab", title="Lab 3.1: attention in code", kind="functions", folder="lab"),
+)

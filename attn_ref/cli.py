@@ -58,7 +58,7 @@ def _build(args) -> int:
 
     from .release.build import BuildError, build
     from .release.check import check_release
-    from .release.course import CourseError
+    from .release.course import CourseError, load_course
 
     console = Console()
     out = Path(args.out).resolve() if args.out else repo_root()
@@ -71,10 +71,14 @@ def _build(args) -> int:
             raise BuildError("the release failed its checks; nothing was moved into place")
 
     try:
+        load_course(_course(args), args.only)  # a bad course or --only: say so before any work
         with console.status("building (otter assign, executing solutions, checking)..."):
             built = build(out, _course(args), only=args.only, runner=args.runner, pdf=args.pdf,
                           verify=None if args.no_check else verify)
-    except (BuildError, CourseError) as err:
+    except CourseError as err:
+        print(f"attn-ref build: {err}", file=sys.stderr)
+        return 2
+    except BuildError as err:
         print(f"attn-ref build: {err}", file=sys.stderr)
         return 1
     table = Table(title=f"attn-ref build -> {out}")

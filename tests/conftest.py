@@ -9,16 +9,18 @@ from pathlib import Path
 import nbformat
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))  # loop_reference, buggy_lab
+sys.path.insert(0, str(Path(__file__).parent))  # loop_reference, course_units
 
 
 @pytest.fixture(scope="session")
 def release(tmp_path_factory):
-    """Both assignments built once into a temporary folder (as `make release` would at the repo root)."""
+    """The course built once into a temporary folder (as `make release` would at the repo root; its
+    `attn-ref check` is tested on its own in test_releases.py)."""
     from attn_ref.release.build import build
+    from course_units import COURSE
 
     out = tmp_path_factory.mktemp("release")
-    built = {b.name: b for b in build(out)}
+    built = {b.name: b for b in build(out, COURSE)}
     return out, built
 
 

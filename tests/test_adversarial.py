@@ -28,7 +28,7 @@ import nbformat
 import psutil
 import pytest
 
-from attn_ref.answers import ANSWERS
+from course_units import ANSWERS
 from attn_ref.grade import grade
 from attn_ref.grade.cleanup import DEFAULT_UID_RANGE
 from attn_ref.grade.sandbox import resolve
@@ -555,7 +555,7 @@ def test_gradescope_kernel_cannot_read_checks_or_write_results(release, gradesco
 import json
 try:
     checks = json.load(open("{root}/source/checks.json"))
-    for q in checks["questions"]:
+    for q in checks["units"]:
         for a in q["answers"]:
             globals()[a["name"]] = dict(a["expected"]) if a["kind"] == "int_dict" else a["expected"]
 except OSError as err:

@@ -1,6 +1,6 @@
 """Seed-stable verdicts, proven on corpora: every correct alternative implementation in
 tests/corpus/correct (written from the notebook's prompts alone) scores full under every one of SEEDS
-seeds, and every mutant of tests/buggy_lab.py loses points under every one of them.
+seeds, and every mutant of the course's mutants (course/lab/<task>/mutants/) loses points under every one of them.
 
 Many seeds run in one kernel: the notebook runs once, then the probes run once per seed.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from attn_ref.grade.core import grade_under_seeds
-from buggy_lab import N_SETS, bug_set
+from course_units import N_SETS, bug_set
 from conftest import edit_notebook
 
 SEEDS = list(range(1, 21))

@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from buggy_lab import N_SETS, bug_set
+from course_units import N_SETS, bug_set
 from conftest import edit_notebook, max_scores, scores
 
 ZIP = {name: Path("autograder") / f"{name}-autograder.zip" for name in ("practice", "lab")}

@@ -10,10 +10,9 @@ import numpy as np
 import pytest
 import torch
 
-from attn_ref.release import lab
-from buggy_lab import BUGS
+from course_units import MUTANTS, assignment
 
-PUBLICLY_CAUGHT = {  # task -> the bug of tests/buggy_lab.py its public checks must catch
+PUBLICLY_CAUGHT = {  # task -> the mutant (course/lab/<task>/mutants/) its public checks must catch
     "c1": "writes into its input",
     "c2": "forgets the tanh",
     "c3": "scales by sqrt(d_v) instead of sqrt(d_k)",
@@ -31,7 +30,7 @@ def public_tests(release):
 
 def solution_namespace() -> dict:
     env = {"np": np, "torch": torch, "math": math}
-    for task in lab.TASKS:
+    for task in assignment("lab").units:
         exec(task.starter, env)  # the starter with its solution (markers are comments)
     return env
 
@@ -46,12 +45,12 @@ def passes(public_tests, task: str, env: dict) -> bool:
 
 def test_the_solution_passes_every_public_check(public_tests):
     env = solution_namespace()
-    assert all(passes(public_tests, task.name, env) for task in lab.TASKS)
+    assert all(passes(public_tests, task.name, env) for task in assignment("lab").units)
 
 
 @pytest.mark.parametrize("task, label", sorted(PUBLICLY_CAUGHT.items()))
 def test_each_bug_the_examples_expose_fails_its_public_check(public_tests, task, label):
     env = solution_namespace()
-    _, _, source, _ = next(bug for bug in BUGS[task] if bug[0] == label)
+    _, _, source, _ = next(bug for bug in MUTANTS[task] if bug[0] == label)
     exec(source, env)
     assert not passes(public_tests, task, env), f"grader.check('{task}') passes: {label}"

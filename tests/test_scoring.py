@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from attn_ref import typerules
-from attn_ref.answers import ANSWERS
+from course_units import ANSWERS
 from attn_ref.grade.safeio import UnsafeReply, read_reply
 from attn_ref.grade.scoring import check_answer, compare_array
 from attn_ref.grade.session import is_otter_call
@@ -75,7 +75,7 @@ def test_describe_keeps_types_apart_and_plain():
     assert describe(Sneaky(0.5)) == {"t": "float", "v": 0.5}  # a plain float: its __eq__ never reaches the grader
     assert describe(True)["t"] == "bool" and describe(np.int32(3)) == {"t": "int", "v": 3}
     assert describe(...)["t"] == "ellipsis" and describe(object())["t"] == "other"
-    assert describe(10 ** 100)["t"] == "other"  # no unbounded integers on the wire
+    assert describe(10 ** 1000)["t"] == "other" and describe(10 ** 5000)["t"] == "other"  # no unbounded integers on the wire
 
 
 SDPA = "torch.nn.functional.scaled_dot_product_attention"

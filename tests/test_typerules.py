@@ -12,12 +12,13 @@ import pytest
 import torch
 
 from attn_ref import typerules
-from attn_ref.answers import ANSWERS
 from attn_ref.grade.scoring import check_answer
-from attn_ref.release.checks import practice_checks
+from attn_ref.release.checks import checks
+from course_units import ANSWERS, assignment
 
-EXPECTED = {a["name"]: a for q in practice_checks()["questions"] for a in q["answers"]}
-QUESTION = {a["name"]: q["name"] for q in practice_checks()["questions"] for a in q["answers"]}
+PRACTICE = checks(assignment("practice"))
+EXPECTED = {a["name"]: a for q in PRACTICE["units"] for a in q["answers"]}
+QUESTION = {a["name"]: q["name"] for q in PRACTICE["units"] for a in q["answers"]}
 A = ANSWERS
 
 # (variable, the value as a student might write it, accepted?)

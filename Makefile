@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-SOURCES := $(shell find attn_ref -name '*.py') pyproject.toml
+SOURCES := $(shell find attn_ref course -name '*.py' -o -name '*.md') pyproject.toml
 STAMP  := autograder/.built
 # The students' environment the grader runs kernels in (numpy, torch, otter; never attn_ref). As root,
 # kernels run as fresh uids, so it lives where every user can read it, on an interpreter they can run.

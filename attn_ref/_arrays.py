@@ -9,7 +9,8 @@ import math
 import sys
 
 import numpy as np
-from array_api_compat import array_namespace, device as device_of, is_torch_array
+from array_api_compat import array_namespace, is_torch_array
+from array_api_compat import device as device_of
 
 __all__ = ["array_namespace", "device_of", "is_torch_array", "namespace", "like", "mask_like", "inv_sqrt"]
 

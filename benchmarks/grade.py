@@ -20,7 +20,10 @@ import nbformat
 import psutil
 
 from attn_ref.release.build import build
-from attn_ref.release.notebooks import lab_master
+from attn_ref.release.notebooks import master
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from course_units import COURSE, assignment  # noqa: E402
 
 BIN = Path(sys.executable).parent
 
@@ -47,9 +50,9 @@ def measure(cmd: list[str], cwd: Path) -> tuple[float, int, int]:
 
 
 def plain_otter_zip(tmp: Path) -> Path:
-    master = lab_master()
-    master.cells[0].source = master.cells[0].source.replace("generate: false", "generate: true")
-    nbformat.write(master, str(tmp / "lab.ipynb"))
+    nb = master(assignment("lab"))
+    nb.cells[0].source = nb.cells[0].source.replace("generate: false", "generate: true")
+    nbformat.write(nb, str(tmp / "lab.ipynb"))
     subprocess.run([str(BIN / "otter"), "assign", "lab.ipynb", "dist"], cwd=tmp, check=True, capture_output=True)
     return next((tmp / "dist" / "autograder").glob("*.zip"))
 
@@ -60,7 +63,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        built = build(tmp / "release", only="lab")[0]
+        built = build(tmp / "release", COURSE, only="lab")[0]
         solution, ours = built.solution, built.autograder
         otter_zip = plain_otter_zip(tmp)
         rows = []

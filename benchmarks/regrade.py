@@ -21,7 +21,7 @@ import nbformat
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from buggy_lab import N_SETS, bug_set  # noqa: E402
+from course_units import COURSE, N_SETS, bug_set  # noqa: E402
 from grade import plain_otter_zip  # noqa: E402
 
 from attn_ref.release.build import build  # noqa: E402
@@ -59,7 +59,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        built = build(tmp / "release", only="lab")[0]
+        built = build(tmp / "release", COURSE, only="lab")[0]
         (tmp / "class").mkdir()
         paths = submissions(built.solution, built.student, tmp / "class", args.n)
         otter_zip = plain_otter_zip(tmp)

@@ -8,6 +8,7 @@ folder. Run by scripts/gpu-check, which also installs carried wheels; works (wit
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -19,14 +20,17 @@ import nbformat
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
+from course_units import assignment, bug_set  # noqa: E402
+
 from attn_ref.grade import grade  # noqa: E402
-from attn_ref.release.checks import lab_checks, with_version  # noqa: E402
-from attn_ref.release.notebooks import lab_master, solution_from_autograder_notebook  # noqa: E402
-from buggy_lab import bug_set  # noqa: E402
+from attn_ref.release.checks import checks, stamp  # noqa: E402
+from attn_ref.release.notebooks import master, solution_from_autograder_notebook  # noqa: E402
+
+os.environ.setdefault("ATTN_REF_KERNEL_PYTHON", sys.executable)  # the machine's own torch; attn_ref is not installed there
 
 
 def solution_notebook() -> nbformat.NotebookNode:
-    nb = solution_from_autograder_notebook(lab_master())
+    nb = solution_from_autograder_notebook(master(assignment("lab")))
     nb.metadata["otter"] = {"assignment_name": "lab"}
     return nb
 
@@ -55,7 +59,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         (tmp / "checks").mkdir()
-        (tmp / "checks" / "checks.json").write_text(json.dumps(with_version(lab_checks("gpu"))))
+        (tmp / "checks" / "checks.json").write_text(json.dumps(stamp(checks(assignment("lab"), "gpu"), {})))
         for label, nb, want_full in (("solution", solution_notebook(), True), ("buggy", buggy_notebook(), False)):
             path = tmp / f"{label}.ipynb"
             nbformat.write(nb, str(path))

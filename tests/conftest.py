@@ -16,8 +16,9 @@ sys.path.insert(0, str(Path(__file__).parent))  # loop_reference, course_units
 def release(tmp_path_factory):
     """The course built once into a temporary folder (as `make release` would at the repo root; its
     `attn-ref check` is tested on its own in test_releases.py)."""
-    from attn_ref.release.build import build
     from course_units import COURSE
+
+    from attn_ref.release.build import build
 
     out = tmp_path_factory.mktemp("release")
     built = {b.name: b for b in build(out, COURSE)}

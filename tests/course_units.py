@@ -6,7 +6,7 @@ fail), read from course/lab/<task>/mutants/*.py, where `attn-ref check` reads th
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from attn_ref.release.course import Assignment, load_course
@@ -14,7 +14,7 @@ from attn_ref.release.course import Assignment, load_course
 COURSE = Path(__file__).resolve().parents[1] / "course"
 
 
-@lru_cache(maxsize=None)
+@cache
 def assignment(name: str) -> Assignment:
     return load_course(COURSE, name)[0]
 

@@ -27,12 +27,12 @@ from pathlib import Path
 import nbformat
 import psutil
 import pytest
-
+from conftest import edit_notebook, max_scores, scores
 from course_units import ANSWERS
+
 from attn_ref.grade import grade
 from attn_ref.grade.cleanup import DEFAULT_UID_RANGE
 from attn_ref.grade.sandbox import resolve
-from conftest import edit_notebook, max_scores, scores
 
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root, as on Gradescope and in CI")
 ATTACKS = Path(__file__).parent / "attacks"

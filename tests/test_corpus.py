@@ -11,10 +11,10 @@ import ast
 from pathlib import Path
 
 import pytest
+from conftest import edit_notebook
+from course_units import N_SETS, bug_set
 
 from attn_ref.grade.core import grade_under_seeds
-from course_units import N_SETS, bug_set
-from conftest import edit_notebook
 
 SEEDS = list(range(1, 21))
 CORPUS = Path(__file__).parent / "corpus" / "correct"

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
-from course_units import N_SETS, bug_set
 from conftest import edit_notebook, max_scores, scores
+from course_units import N_SETS, bug_set
 
 ZIP = {name: Path("autograder") / f"{name}-autograder.zip" for name in ("practice", "lab")}
 

@@ -4,9 +4,9 @@ against the contract."""
 import math
 
 import pytest
+from course_units import ANSWERS
 
 import attn_ref
-from course_units import ANSWERS
 
 CONTRACT_RTOL = 5e-3  # shared spec: floats pass within a relative 5e-3
 

@@ -9,7 +9,6 @@ import nbformat
 import numpy as np
 import pytest
 import torch
-
 from course_units import MUTANTS, assignment
 
 PUBLICLY_CAUGHT = {  # task -> the mutant (course/lab/<task>/mutants/) its public checks must catch

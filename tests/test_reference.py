@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from loop_reference import loop_additive, loop_attention, loop_causal, loop_window
 
 import attn_ref
-from loop_reference import loop_additive, loop_attention, loop_causal, loop_window
 
 rng = np.random.default_rng(0)
 

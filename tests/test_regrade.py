@@ -17,10 +17,10 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
-
-from attn_ref.grade.batch import grade_batch
 from conftest import edit_notebook
 from test_grading import WRONG_PRACTICE
+
+from attn_ref.grade.batch import grade_batch
 
 LIMITS = dict(cell_timeout=10, call_timeout=8, notebook_timeout=40)
 

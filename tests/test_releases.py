@@ -7,10 +7,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from course_units import ANSWERS, COURSE, assignment
 
 from attn_ref.release.build import build
 from attn_ref.release.notebooks import TIMING_TAG, master
-from course_units import ANSWERS, COURSE, assignment
 
 
 def test_release_layout(release):

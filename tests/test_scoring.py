@@ -7,9 +7,9 @@ import threading
 
 import numpy as np
 import pytest
+from course_units import ANSWERS
 
 from attn_ref import typerules
-from course_units import ANSWERS
 from attn_ref.grade.safeio import UnsafeReply, read_reply
 from attn_ref.grade.scoring import check_answer, compare_array
 from attn_ref.grade.session import is_otter_call

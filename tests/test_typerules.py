@@ -10,11 +10,11 @@ import nbformat
 import numpy as np
 import pytest
 import torch
+from course_units import ANSWERS, assignment
 
 from attn_ref import typerules
 from attn_ref.grade.scoring import check_answer
 from attn_ref.release.checks import checks
-from course_units import ANSWERS, assignment
 
 PRACTICE = checks(assignment("practice"))
 EXPECTED = {a["name"]: a for q in PRACTICE["units"] for a in q["answers"]}

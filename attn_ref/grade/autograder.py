@@ -6,10 +6,10 @@ from __future__ import annotations
 import importlib
 import json
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Callable
 
 from ..protocol import InvalidChecks, validate_checks
 from . import inputs, scoring

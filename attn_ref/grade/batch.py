@@ -21,6 +21,7 @@ from .sandbox import SandboxPlan
 from .settings import MARGIN
 from .watchdog import Job, Supervisor
 
+
 @dataclass
 class BatchReport:
     total: int

@@ -15,7 +15,6 @@ import nbformat
 
 from .kernel import KERNEL_NAME
 
-
 MAX_NOTEBOOK = 64 << 20  # a notebook's bytes (honest ones embed plots), checked before it is read or unpacked
 MAX_ARCHIVE_MEMBERS = 10_000
 MAX_FOLDER_ENTRIES = 10_000

@@ -15,7 +15,7 @@ from .results import write_atomically
 
 BEGIN, END = "<!-- BEGIN QUESTION -->", "<!-- END QUESTION -->"
 PLACEHOLDER = "_Type your answer here, replacing this text._"
-HEADING = re.compile(r"\*\*(q\d+), explain\*\*")
+HEADING = re.compile(r"\*\*([A-Za-z_][A-Za-z0-9_]*), explain\*\*")  # the written part of any question
 
 
 def written_answers(nb) -> dict[str, str]:

@@ -10,10 +10,10 @@ import sys
 import tempfile
 import time
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
-from typing import Callable
 
 import nbformat
 from nbclient import NotebookClient

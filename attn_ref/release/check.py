@@ -26,7 +26,7 @@ from pathlib import Path
 
 import nbformat
 
-from .course import load_registry, load_assignment
+from .course import load_assignment, load_registry
 
 TIMEOUT = 900
 

@@ -96,12 +96,18 @@ def _read(path: Path, required: bool = True) -> str:
 
 @contextlib.contextmanager
 def _importable(folder: Path):
-    """The assignment's folder on sys.path while its files load (its own reference modules import)."""
+    """The assignment's folder on sys.path while its files load (its own reference modules import), and
+    those modules fresh: never a same-named module another course left in sys.modules."""
+    own = [path.stem for path in folder.glob("*.py")]
+    for name in own:
+        sys.modules.pop(name, None)
     sys.path.insert(0, str(folder))
     try:
         yield
     finally:
         sys.path.remove(str(folder))
+        for name in own:
+            sys.modules.pop(name, None)
 
 
 def load_module(path: Path, name: str) -> ModuleType:

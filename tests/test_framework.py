@@ -1,0 +1,207 @@
+"""A framework, not two welded assignments: the course registry and unit folders, `attn-ref check`, staged
+builds, checks.json validated where it is read, autograder versions, references from the zip, and a second
+course that has nothing to do with attention, built and graded by the unchanged grader."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+from conftest import max_scores, scores
+from course_units import COURSE
+
+from attn_ref.grade import AutograderError, grade, load_autograder
+from attn_ref.release.build import BuildError, autograder_zip, build
+from attn_ref.release.check import check_release
+from attn_ref.release.course import CourseError, load_course
+
+GOLDEN = Path(__file__).parent / "golden"
+FIXTURE = Path(__file__).parent / "fixtures" / "stats_course"
+
+
+def _cells(nb) -> list:
+    return [(c.cell_type, c.source, c.get("metadata", {})) for c in nb.cells]
+
+
+@pytest.mark.parametrize("name", ["practice", "lab"])
+def test_student_notebooks_equal_the_golden_files(release, name):
+    """Cell for cell what the release had before assignments became folders. After a deliberate change to
+    a prompt or a check, refresh with: cp assignments/<name>/<name>.ipynb tests/golden/ (after make release)."""
+    out, _ = release
+    built = nbformat.read(str(out / "assignments" / name / f"{name}.ipynb"), as_version=4)
+    golden = nbformat.read(str(GOLDEN / f"{name}.ipynb"), as_version=4)
+    assert _cells(built) == _cells(golden)
+    assert built.metadata == golden.metadata
+
+
+@pytest.fixture(scope="module")
+def stats_release(tmp_path_factory):
+    """The second course, built and checked like a release."""
+    out = tmp_path_factory.mktemp("stats")
+    rows = []
+
+    def verify(staged, built):
+        rows.extend(check_release(staged, FIXTURE, [b.autograder for b in built]))
+        if not all(r.ok for r in rows):
+            raise BuildError("; ".join(f"{r.assignment}: {r.check}: {r.detail}" for r in rows if not r.ok))
+
+    build(out, FIXTURE, verify=verify)
+    return out, rows
+
+
+def test_a_second_course_builds_passes_check_and_is_graded(stats_release, tmp_path):
+    out, rows = stats_release
+    assert {r.assignment for r in rows} == {"quiz", "stats"} and all(r.ok for r in rows)
+    assert any(r.check == "every hidden probe fails a mutant" for r in rows)
+    with zipfile.ZipFile(out / "autograder/stats-autograder.zip") as archive:
+        assert "references/stats_ref.py" in archive.namelist()  # its own reference travels with it
+    wrong = nbformat.read(str(out / "solutions/quiz/quiz.ipynb"), as_version=4)
+    for cell in wrong.cells:
+        if "divides_by =" in cell.source:
+            cell.source = cell.source.replace('divides_by = "A"', 'divides_by = "B"')
+    nbformat.write(wrong, str(tmp_path / "quiz.ipynb"))
+    results = grade(tmp_path / "quiz.ipynb", out / "autograder/quiz-autograder.zip", out_dir=tmp_path)
+    assert scores(results) == {"mean": 2, "spread": 1} and max_scores(results)["spread"] == 2
+    assert "✗ divides_by" in results["tests"][1]["output"]
+
+
+def test_a_reference_is_loaded_from_the_zip_never_the_current_folder(stats_release, tmp_path):
+    """A TA keeps submissions in the folder they grade from: a stats_ref.py there is never imported."""
+    out, _ = stats_release
+    (tmp_path / "stats_ref.py").write_text("open('IMPORTED', 'w')\ndef zscore(x, axis=-1):\n    return x * 0\n")
+    shutil.copy(out / "solutions/stats/stats.ipynb", tmp_path / "stats.ipynb")
+    done = subprocess.run([sys.executable, "-m", "attn_ref", "grade", "stats.ipynb", "--autograder",
+                           str(out / "autograder/stats-autograder.zip"), "--out", "graded"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-1500:]
+    assert "6 / 6" in done.stdout and not (tmp_path / "IMPORTED").exists()
+
+
+def test_attn_ref_check_proves_the_release_and_fails_loudly(release, tmp_path):
+    out, _ = release
+    done = subprocess.run([sys.executable, "-m", "attn_ref", "check", "--release", str(out), "--course", str(COURSE)],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:]
+    for check in ("the solution scores full", "the blank notebook scores 0", "every public check passes",
+                  "every hidden probe fails a mutant", "grading twice gives the same scores"):
+        assert check in done.stdout
+    course = tmp_path / "course"
+    shutil.copytree(COURSE, course)
+    shutil.rmtree(course / "lab" / "c7" / "mutants")  # c7's probes are no longer proven
+    rows = check_release(out, course, [out / "autograder/lab-autograder.zip"])
+    failed = [r for r in rows if not r.ok]
+    assert [r.check for r in failed] == ["every hidden probe fails a mutant"] and "c7: T = 7, window = 3" in failed[0].detail
+
+
+def test_a_build_that_fails_its_checks_changes_nothing(stats_release, tmp_path):
+    out, _ = stats_release
+    release = tmp_path / "release"
+    shutil.copytree(out, release)
+    before = {p.relative_to(release): p.read_bytes() for p in release.rglob("*") if p.is_file()}
+    course = tmp_path / "course"
+    shutil.copytree(FIXTURE, course)
+    (course / "quiz" / "mean" / "solution.py").write_text("sample_mean = 4.5\nsample_size = 8\n")  # disagrees with the key
+
+    def verify(staged, built):
+        rows = check_release(staged, course, [b.autograder for b in built])
+        if not all(r.ok for r in rows):
+            raise BuildError("failed")
+
+    with pytest.raises(BuildError):
+        build(release, course, verify=verify)
+    after = {p.relative_to(release): p.read_bytes() for p in release.rglob("*") if p.is_file()}
+    assert after == before and not list(release.glob(".attn-ref-build-*"))
+
+
+def test_sources_with_mistakes_fail_the_build_with_the_file_named(tmp_path):
+    course = tmp_path / "course"
+    shutil.copytree(FIXTURE, course)
+    task = course / "stats" / "zscore" / "task.py"
+    task.write_text(task.read_text().replace('"stats_ref:zscore"', '"stats_ref:zscroe"'))
+    with pytest.raises(CourseError, match="stats_ref:zscroe.*no function zscroe"):
+        load_course(course)
+    task.write_text(task.read_text().replace('"stats_ref:zscroe"', '"stats_ref:zscore"'))
+    question = course / "quiz" / "mean" / "question.py"
+    question.write_text(question.read_text().replace('"float"', '"real"'))
+    with pytest.raises(CourseError, match="question.py.*unknown answer kind 'real'"):
+        load_course(course)
+    done = subprocess.run([sys.executable, "-m", "attn_ref", "build", "--course", str(course), "--out", str(tmp_path / "o")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "unknown answer kind" in done.stderr and not (tmp_path / "o" / "autograder").exists()
+
+
+def _zip_with(source: Path, path: Path, change) -> Path:
+    """A copy of an autograder zip whose checks.json went through ``change``."""
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(path, "w") as new:
+        for item in old.infolist():
+            data = old.read(item)
+            if item.filename == "checks.json":
+                checks = json.loads(data)
+                change(checks)
+                data = json.dumps(checks).encode()
+            new.writestr(item, data)
+    return path
+
+
+def _rename_generator(checks: dict) -> None:
+    spec = checks["units"][0]["probes"][0]["args"][0][1]
+    spec["gaussian"] = spec.pop("normal")
+
+
+@pytest.mark.parametrize("change, field", [
+    (lambda c: c.update(format=99), "format"),
+    (lambda c: c.pop("version"), "version"),
+    (lambda c: c.update(kind="essays"), "kind"),
+    (lambda c: c["units"][0]["probes"][0].update(checks=["looks_right"]), "unknown comparator 'looks_right'"),
+    (_rename_generator, "input generator"),
+    (lambda c: c["units"][0].update(builds_on=["later"]), "builds_on"),
+    (lambda c: c["units"][0].update(reference="stats_ref"), "reference"),
+    (lambda c: c["references"].update(stats_ref="../../etc/passwd"), "references.stats_ref"),
+])
+def test_an_invalid_checks_file_fails_loudly_before_grading(stats_release, tmp_path, change, field):
+    out, _ = stats_release
+    broken = _zip_with(out / "autograder/stats-autograder.zip", tmp_path / "broken.zip", change)
+    with pytest.raises(AutograderError, match="checks.json is not valid") as info:
+        load_autograder(broken)
+    assert field in str(info.value)
+
+
+def test_the_version_covers_what_decides_a_score_and_the_seed_only_the_probes(tmp_path):
+    course = tmp_path / "course"
+    shutil.copytree(FIXTURE, course)
+    stats = load_course(course, "stats")[0]
+    first = load_autograder(autograder_zip(stats, "cpu", tmp_path / "a")).checks
+    reference = course / "stats" / "stats_ref.py"
+    reference.write_text(reference.read_text() + "\n# a fix in the reference: new bytes, same probes\n")
+    second = load_autograder(autograder_zip(load_course(course, "stats")[0], "cpu", tmp_path / "b")).checks
+    assert first["version"] != second["version"] and first["seed_key"] == second["seed_key"]
+
+
+def test_a_regrade_with_a_changed_zip_regrades(stats_release, tmp_path):
+    from attn_ref.grade.batch import grade_batch
+
+    out, _ = stats_release
+    folder = tmp_path / "class"
+    folder.mkdir()
+    shutil.copy(out / "solutions/stats/stats.ipynb", folder / "ada.ipynb")
+    first = grade_batch(folder, out / "autograder/stats-autograder.zip", tmp_path / "graded", jobs=1, progress=False)
+    again = grade_batch(folder, out / "autograder/stats-autograder.zip", tmp_path / "graded", jobs=1, progress=False)
+    course = tmp_path / "course"
+    shutil.copytree(FIXTURE, course)
+    (course / "stats" / "stats_ref.py").write_text((FIXTURE / "stats" / "stats_ref.py").read_text() + "\n# fixed\n")
+    changed = autograder_zip(load_course(course, "stats")[0], "cpu", tmp_path / "new")
+    third = grade_batch(folder, changed, tmp_path / "graded", jobs=1, progress=False)
+    assert (first.graded, again.graded, third.graded) == (1, 0, 1)
+
+
+def test_the_code_passes_its_linter():
+    """ruff, with the project's configuration (target Python 3.10: Gradescope's Ubuntu 22.04 image)."""
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-m", "ruff", "check", str(root)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:]

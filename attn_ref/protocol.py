@@ -11,9 +11,9 @@ environment has no attn_ref), and the builder writes what the grader reads. Two 
      "units": [UNIT, ...], "written": [{"name", "question", "title", "prompt"}],
      "references": {"attn_ref.attention": null, "stats_ref": "references/stats_ref.py"}}
 
-    questions UNIT = {"name", "title", "answers": [{"name", "kind": "int" | "float" | "bool" | "choice" |
+    questions UNIT = {"name", "title", "starter", "answers": [{"name", "kind": "int" | "float" | "bool" | "choice" |
                       "int_dict", "points", "expected", "letters"}]}
-    functions UNIT = {"name", "title", "function", "framework": "numpy" | "torch", "reference": "module:function",
+    functions UNIT = {"name", "title", "starter", "function", "framework": "numpy" | "torch", "reference": "module:function",
                       "outputs": [str], "forbidden": [str], "builds_on": [unit], "substitute": SOURCE,
                       "probes": [{"name", "points", "args": [[name, SPEC]], "checks": [COMPARATOR],
                                   "dtype": "float32" | "float64", "device": "cpu" | "cuda" | "meta", "options"}]}
@@ -313,6 +313,7 @@ def _unit(unit, kind: str, where: str, generators, comparators) -> None:
     _check(isinstance(unit, dict), where, "expected an object")
     _check(isinstance(unit.get("name"), str) and bool(_NAME.match(unit["name"])), where + ".name", "expected a name")
     _text(unit.get("title"), where + ".title", 200)
+    _text(unit.get("starter", ""), where + ".starter", 100_000)
     if kind == "questions":
         answers = unit.get("answers")
         _check(isinstance(answers, list) and bool(answers), where + ".answers", "expected a list")

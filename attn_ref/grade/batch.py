@@ -14,8 +14,8 @@ from pathlib import Path
 from . import submission as submission_files
 from .autograder import Autograder, AutograderError
 from .core import limits_from, make_job, prepare
-from .discover import Submission, already_graded, content_hash, discover
-from .gradebook import write_gradebook
+from .discover import Submission, already_graded, content_hash, discover, skipped
+from .gradebook import Gradebook, write_gradebook
 from .results import failed_results, write_results
 from .sandbox import SandboxPlan
 from .settings import MARGIN
@@ -28,8 +28,8 @@ class BatchReport:
     graded: int
     skipped: int
     out: Path
-    rows: list[dict]
-    checks: dict
+    book: Gradebook
+    not_submissions: list[str]  # folders with no notebook in them, not graded
     interrupted: bool = False
 
 
@@ -74,8 +74,9 @@ class _Locks:
 
 
 def grade_batch(path, autograder, out, jobs: int | None = None, force: bool = False, plan: SandboxPlan | None = None,
-                progress: bool = True, **timeouts: float) -> BatchReport:
-    """Grade a class into ``out`` (results/, grades.csv, ...); ``timeouts`` as for grade()."""
+                progress: bool = True, canvas: dict | None = None, **timeouts: float) -> BatchReport:
+    """Grade a class into ``out`` (results/, grades.csv, ...); ``timeouts`` as for grade(); ``canvas``:
+    {"roster": path, "assignment": column name} for a Canvas import file."""
     out = Path(out)
     autograder, plan = prepare(autograder, plan)
     checks = autograder.checks
@@ -127,8 +128,8 @@ def grade_batch(path, autograder, out, jobs: int | None = None, force: bool = Fa
                                                prepare=prepare_job)
         except KeyboardInterrupt:
             interrupted = True
-    rows = write_gradebook(out, subs, checks)
-    return BatchReport(len(subs), graded, len(subs) - len(todo), out, rows, checks, interrupted)
+    book = write_gradebook(out, subs, checks, canvas)
+    return BatchReport(len(subs), graded, len(subs) - len(todo), out, book, skipped(Path(path)), interrupted)
 
 
 def _failed(checks: dict, plan: SandboxPlan, reason: str) -> dict:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from . import settings
 from .batch import grade_batch
+from .canvas import RosterError, read_roster
 from .cleanup import make_undumpable
 from .core import grade
 from .discover import is_batch
@@ -38,6 +39,9 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kernel-python", help="the students' environment's interpreter (default: the one `make release` made)")
     parser.add_argument("--namespaces", choices=["auto", "require", "off"], default="auto",
                         help="run kernels in bubblewrap namespaces: where they work, always, or never (default: auto)")
+    parser.add_argument("--export", choices=["canvas"], help="also write a gradebook import file (a class only)")
+    parser.add_argument("--canvas-roster", help="the course's Canvas gradebook export (CSV): its IDs match the rows")
+    parser.add_argument("--canvas-assignment", help="the Canvas column to fill, e.g. 'Lab 3.1 (12345)' (default: the assignment's title)")
 
 
 def _has_notebook(path: Path) -> bool:
@@ -77,17 +81,30 @@ def run_grade(args) -> int:
     for warning in plan.warnings:
         print(f"attn-ref grade: {warning}", file=sys.stderr)
     out = Path(args.out or DEFAULT_OUT)
+    canvas = None
+    if args.export == "canvas":
+        if not args.canvas_roster or not Path(args.canvas_roster).is_file():
+            print("attn-ref grade: --export canvas needs --canvas-roster, the Canvas gradebook export (CSV)", file=sys.stderr)
+            return 2
+        try:
+            read_roster(Path(args.canvas_roster))  # a wrong file stops here, before grading
+        except (RosterError, OSError, UnicodeDecodeError) as err:
+            print(f"attn-ref grade: {err}", file=sys.stderr)
+            return 2
+        canvas = {"roster": Path(args.canvas_roster), "assignment": args.canvas_assignment}
     if args.results is None and is_batch(submission):
         report = grade_batch(submission, args.autograder, out, jobs=args.jobs, force=args.force, plan=plan,
-                             progress=sys.stderr.isatty(), **timeouts)
+                             progress=sys.stderr.isatty(), canvas=canvas, **timeouts)
         if report.interrupted:
             print(f"interrupted: {report.graded} graded — rerun to resume (gradebook so far: {out / 'grades.csv'})",
                   file=sys.stderr)
             return 130
         print(f"{report.total} submissions: {report.graded} graded, {report.skipped} unchanged since the last run "
               f"(kernels: {plan.mode})")
-        print(f"gradebook: {out / 'grades.csv'}")
-        print("\n".join(summary_lines(report.rows, report.checks)))
+        print(f"gradebook: {out / 'grades.csv'}; written answers: {out / 'written'}; integrity: {out / 'report.html'}")
+        if report.not_submissions:
+            print(f"not submissions (no notebook in them): {', '.join(report.not_submissions)}")
+        print("\n".join(summary_lines(report.book)))
         return 0
     if args.results is not None:
         results = grade(submission, args.autograder, results_path=args.results, plan=plan, **timeouts)

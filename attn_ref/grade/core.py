@@ -18,6 +18,7 @@ import nbformat
 import attn_ref
 
 from ..protocol import cap
+from ..written import written_answers
 from . import static, submission
 from .autograder import Autograder, AutograderError, load_autograder
 from .context import REFERENCE_MESSAGE, GradingContext, UnitResults
@@ -25,7 +26,7 @@ from .functions import grade_functions
 from .inputs import seed_for
 from .kernel import KernelStartError
 from .questions import grade_questions
-from .results import failed_results, record, results_name, write_results
+from .results import failed_results, record, results_name, write_results, written_entries
 from .sandbox import Jail, SandboxError, SandboxPlan, resolve
 from .session import BudgetExhausted, NotebookSession, runnable_cells
 from .settings import MARGIN, Limits
@@ -35,6 +36,10 @@ MAX_CODE = 1 << 20  # the code cells together (not the notebook: honest notebook
 GRADERS = {"questions": grade_questions, "functions": grade_functions}  # one per unit kind
 
 __all__ = ["AutograderError", "SandboxError", "grade", "grade_under_seeds", "load_autograder"]
+
+
+def written_questions(checks: dict) -> list[tuple[str, str]]:
+    return [(item["question"], item["prompt"]) for item in checks.get("written", [])]
 
 
 def _static_analysis(code: list[str], units: list[dict]) -> static.Analysis:
@@ -100,6 +105,7 @@ def grade_in_jail(submission_path, autograder: Autograder, jail: Jail, limits: L
             submission.check_assignment(nb, autograder.name)
             with running(nb, filename, autograder, jail, limits, start + limits.budget) as ctx:
                 results = _results(ctx, GRADERS[autograder.checks["kind"]](ctx), jail)
+            results["tests"] += written_entries(autograder.checks, written_answers(nb, written_questions(autograder.checks)))
     except (submission.SubmissionError, KernelStartError) as err:
         results = failed_results(autograder.checks, str(err))
     except Exception as err:  # a grader bug must still leave a results file and a reason

@@ -21,6 +21,7 @@ class Submission:
     path: Path
     students: list[dict] = field(default_factory=list)  # {"name", "sid", "email"} from Gradescope
     problem: str = ""  # a reason it cannot be graded at all, found while listing
+    gradescope: dict = field(default_factory=dict)  # what the export says Gradescope scored: {"score", "tests"}
 
 
 def _safe(name: str) -> str:
@@ -64,6 +65,27 @@ def _students(entry) -> list[dict]:
             for s in submitters if isinstance(s, dict)]
 
 
+def _number(value) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _gradescope_scores(entry) -> dict:
+    """The export's own scores for a submission: its total, and per test where its results are included."""
+    entry = entry if isinstance(entry, dict) else {}
+    found = {"score": _number(entry.get(":score"))}
+    results = entry.get(":results") if isinstance(entry.get(":results"), dict) else {}
+    tests = results.get("tests") or results.get(":tests") or []
+    found["tests"] = {str(t.get("name", "")).split(":")[0]: _number(t.get("score")) for t in tests if isinstance(t, dict)}
+    return found
+
+
+def _has_notebook(folder: Path) -> bool:
+    return any(p.suffix in (".ipynb", ".zip") for p in folder.rglob("*") if p.is_file())
+
+
 def discover(path: Path, out: Path) -> list[Submission]:
     path = Path(path)
     if path.is_file() and is_gradescope_export(path):
@@ -71,13 +93,13 @@ def discover(path: Path, out: Path) -> list[Submission]:
     if (path / METADATA).is_file():
         import yaml  # only TAs' exports need it; Gradescope's grader environment does without
 
-        try:
-            metadata = yaml.safe_load((path / METADATA).read_text()) or {}
+        try:  # every scalar a string: an unquoted SID such as 00123 stays 00123 (YAML 1.1 reads it as octal)
+            metadata = yaml.load((path / METADATA).read_text(encoding="utf-8"), Loader=yaml.BaseLoader) or {}
         except yaml.YAMLError as err:
             raise AutograderError(f"{path / METADATA} is not valid YAML: {err}") from None
         found = []
         for folder, entry in sorted(metadata.items()):
-            sub = Submission(_safe(str(folder)), path / str(folder), _students(entry))
+            sub = Submission(_safe(str(folder)), path / str(folder), _students(entry), gradescope=_gradescope_scores(entry))
             if not sub.path.is_dir():
                 sub.problem = f"the export lists {folder} but has no such folder"
             found.append(sub)
@@ -86,12 +108,22 @@ def discover(path: Path, out: Path) -> list[Submission]:
     for entry in sorted(path.iterdir()):
         if entry.name.startswith(".") or not (entry.is_dir() or entry.suffix in (".ipynb", ".zip")):
             continue
+        if entry.is_dir() and not _has_notebook(entry):
+            continue  # not a submission (notes, caches): `skipped` lists it
         key = _safe(entry.stem if entry.is_file() else entry.name)
         while key in seen:
             key += "_"
         seen.add(key)
         found.append(Submission(key, entry))
     return found
+
+
+def skipped(path: Path) -> list[str]:
+    """Folders of a plain class folder that hold no notebook, so are not graded (printed for the TA)."""
+    path = Path(path)
+    if not path.is_dir() or (path / METADATA).is_file():
+        return []
+    return sorted(e.name for e in path.iterdir() if e.is_dir() and not e.name.startswith(".") and not _has_notebook(e))
 
 
 def content_hash(path: Path) -> str:

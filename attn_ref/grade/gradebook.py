@@ -1,5 +1,10 @@
-"""The gradebook of a class: grades.csv (a row per student), the written answers' pages and a summary,
-written from whatever results exist now (a partial run gives a partial gradebook)."""
+"""The gradebook of a class: grades.csv (a row per student), the written answers' pages and score sheet,
+the summary (printed and summary.png), a Canvas import file where asked, and the integrity report; all
+written from whatever results exist now (a partial run gives a partial gradebook), private to their owner.
+
+A group submission is one submission and several students: counts and means are per submission, and
+every student gets a row.
+"""
 
 from __future__ import annotations
 
@@ -8,88 +13,158 @@ import fcntl
 import io
 import json
 import statistics
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .discover import Submission
-from .results import write_atomically
+from .results import max_points, unit_name, write_atomically
+from .written_pages import merge_written_scores, write_written_pages
+
+BOM = "\ufeff"  # spreadsheets then read the file as UTF-8 (names with accents)
 
 
-def units(checks: dict) -> list[dict]:
-    return checks["units"]
+@dataclass
+class Graded:
+    """One submission as the gradebook sees it."""
+
+    sub: Submission
+    results: dict
+    scores: dict[str, float]  # unit -> automatic score
+    written: dict[str, float | None] = field(default_factory=dict)  # written question -> the TA's score
+
+    @property
+    def status(self) -> str:
+        return self.results.get("extra_data", {}).get("status", "error: no results")
+
+    @property
+    def total(self) -> float:
+        return sum(self.scores.values()) + sum(v for v in self.written.values() if v is not None)
 
 
-def _status(results: dict) -> str:
-    return results.get("extra_data", {}).get("status", "error: no results")
+@dataclass
+class Gradebook:
+    checks: dict
+    graded: list[Graded]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def units(self) -> list[str]:
+        return [u["name"] for u in self.checks["units"]]
+
+    @property
+    def written_units(self) -> list[str]:
+        return [f"{w['question']}_written" for w in self.checks.get("written", [])]
+
+    def maximum(self, unit: str) -> float:
+        if unit.endswith("_written"):
+            return next(w.get("points", 1.0) for w in self.checks["written"] if f"{w['question']}_written" == unit)
+        return max_points(next(u for u in self.checks["units"] if u["name"] == unit), False)
+
+    @property
+    def rows(self) -> list[dict]:
+        """grades.csv: one row per student (a group's members share their submission's scores)."""
+        rows = []
+        for g in self.graded:
+            for person in g.sub.students or [{"name": "", "sid": "", "email": ""}]:
+                row = {"name": person["name"] or g.sub.key, "sid": person["sid"], "email": person["email"],
+                       "submission": g.sub.path.name}
+                row.update({u: f"{g.scores.get(u, 0):g}" for u in self.units})
+                row.update({u: "" if g.written.get(u) is None else f"{g.written[u]:g}" for u in self.written_units})
+                row["total"] = f"{g.total:g}"
+                row["status"] = g.status
+                rows.append(row)
+        return rows
 
 
-def _rows(out: Path, subs: list[Submission], checks: dict) -> list[dict]:
-    names = [u["name"] for u in units(checks)]
-    rows = []
+def _results(out: Path, sub: Submission) -> dict:
+    try:
+        return json.loads((out / "results" / f"{sub.key}.json").read_text())
+    except (OSError, ValueError):
+        return {"tests": [], "score": 0, "extra_data": {"status": "error: not graded yet"}}
+
+
+def collect(out: Path, subs: list[Submission], checks: dict) -> Gradebook:
+    graded = []
     for sub in subs:
-        try:
-            results = json.loads((out / "results" / f"{sub.key}.json").read_text())
-        except (OSError, ValueError):
-            results = {"tests": [], "score": 0, "extra_data": {"status": "error: not graded yet"}}
-        by_unit = {t["name"].split(":")[0]: t["score"] for t in results.get("tests", [])}
-        people = sub.students or [{"name": "", "sid": "", "email": ""}]
-        for person in people:
-            row = {"name": person["name"] or sub.key, "sid": person["sid"], "email": person["email"], "submission": sub.path.name}
-            row.update({u: f"{by_unit.get(u, 0):g}" for u in names})
-            row["total"] = f"{results.get('score', 0):g}"
-            row["status"] = _status(results)
-            rows.append(row)
-    return rows
+        results = _results(out, sub)
+        scores = {unit_name(t): float(t.get("score", 0)) for t in results.get("tests", []) if t.get("max_score", 0) > 0}
+        graded.append(Graded(sub, results, scores))
+    return Gradebook(checks, graded)
 
 
-def write_gradebook(out: Path, subs: list[Submission], checks: dict) -> list[dict]:
-    """grades.csv, written/<question>.html and summary.png, from whatever results exist now."""
+def _csv(rows: list[dict], fields: list[str]) -> bytes:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=fields, extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
+    return (BOM + buffer.getvalue()).encode()
+
+
+def write_gradebook(out: Path, subs: list[Submission], checks: dict, canvas: dict | None = None) -> Gradebook:
+    """grades.csv, written/ (pages and score sheet), summary.png, report.html and, where asked, canvas.csv."""
+    (out / "locks").mkdir(parents=True, exist_ok=True)
     with open(out / "locks" / "gradebook.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two runs on one folder take turns here
-        rows = _rows(out, subs, checks)
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]) if rows else ["name"])
-        writer.writeheader()
-        writer.writerows(rows)
-        write_atomically(out / "grades.csv", buffer.getvalue().encode())
+        book = collect(out, subs, checks)
         if checks.get("written"):
-            from .written import write_written_pages
+            write_written_pages(out / "written", book)
+            book.warnings += merge_written_scores(out / "written", book)
+        fields = ["name", "sid", "email", "submission", *book.units, *book.written_units, "total", "status"]
+        write_atomically(out / "grades.csv", _csv(book.rows, fields))
+        _summary_png(out / "summary.png", book)
+        from .report import write_report
 
-            write_written_pages(out / "written", subs, checks)
-        _summary_png(out / "summary.png", rows, checks)
-    return rows
+        write_report(out / "report.html", book)
+        if canvas:
+            from .canvas import write_canvas
+
+            book.warnings += write_canvas(out, book, **canvas)
+    return book
 
 
-def summary_lines(rows: list[dict], checks: dict) -> list[str]:
-    names = [u["name"] for u in units(checks)]
-    lines = [f"{'question':10} {'mean':>7} {'median':>7} {'max':>7}"]
-    for unit in names + ["total"]:
-        values = [float(r[unit]) for r in rows]
+def _percent(book: Gradebook, unit: str) -> list[float]:
+    maximum = book.maximum(unit)
+    values = [g.scores.get(unit, 0) if not unit.endswith("_written") else g.written.get(unit) for g in book.graded]
+    return [100 * v / maximum for v in values if v is not None and maximum]
+
+
+def summary_lines(book: Gradebook) -> list[str]:
+    submissions, students = len(book.graded), sum(max(1, len(g.sub.students)) for g in book.graded)
+    groups = [g for g in book.graded if len(g.sub.students) > 1]
+    lines = [f"{submissions} submissions, {students} students" + (f" ({len(groups)} group submissions)" if groups else "")]
+    lines.append(f"{'question':14} {'mean %':>7} {'median %':>9} {'max %':>6}")
+    for unit in book.units + book.written_units:
+        values = _percent(book, unit)
         if values:
-            lines.append(f"{unit:10} {statistics.mean(values):7.2f} {statistics.median(values):7.2f} {max(values):7.2f}")
-    problems = {}
-    for row in rows:
-        if row["status"] != "ok":
-            problems.setdefault(row["status"], []).append(row["name"])
-    lines.append(f"{len(rows) - sum(len(v) for v in problems.values())} ok, {sum(len(v) for v in problems.values())} not ok")
-    for status, names in sorted(problems.items()):
-        lines.append(f"  {len(names)} × {status}: {', '.join(names[:5])}{' …' if len(names) > 5 else ''}")
-    return lines
+            lines.append(f"{unit:14} {statistics.mean(values):7.1f} {statistics.median(values):9.1f} {max(values):6.1f}")
+    problems: dict[str, list[str]] = {}
+    for g in book.graded:
+        if g.status != "ok":
+            problems.setdefault(g.status, []).append(g.sub.key)
+    bad = sum(len(v) for v in problems.values())
+    lines.append(f"{submissions - bad} submissions ok, {bad} not ok")
+    for status, keys in sorted(problems.items()):
+        lines.append(f"  {len(keys)} × {status}: {', '.join(keys[:5])}{' …' if len(keys) > 5 else ''}")
+    return lines + [f"warning: {w}" for w in book.warnings]
 
 
-def _summary_png(path: Path, rows: list[dict], checks: dict) -> None:
+def _summary_png(path: Path, book: Gradebook) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = [u["name"] for u in units(checks)]
+    units = [u for u in book.units + book.written_units if _percent(book, u)]
+    full = sum(book.maximum(u) for u in book.units) or 1
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.5))
-    left.hist([float(r["total"]) for r in rows], bins=20)
-    left.set_xlabel("total score")
-    left.set_ylabel("students")
-    left.set_title(f"{checks['assignment']}: totals")
-    right.bar(names, [statistics.mean(float(r[u]) for r in rows) if rows else 0 for u in names])
-    right.set_title("mean score per question")
+    left.hist([100 * sum(g.scores.values()) / full for g in book.graded], bins=20, range=(0, 100))
+    left.set_xlabel("automatic total, % of the points")
+    left.set_ylabel("submissions")
+    left.set_title(f"{book.checks['assignment']}: totals ({len(book.graded)} submissions)")
+    right.bar(units, [statistics.mean(_percent(book, u)) for u in units])
+    right.set_ylim(0, 100)
+    right.set_ylabel("mean, % of its points")
+    right.set_title("mean per question")
     right.tick_params(axis="x", rotation=45)
     fig.tight_layout()
     image = io.BytesIO()

@@ -3,6 +3,7 @@ and writing it atomically. Student-originated text is capped here."""
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import platform
@@ -39,6 +40,25 @@ def entry(unit: dict, lines: list[tuple[bool, str, float, str]], visibility: str
         "output": cap(output, MAX_OUTPUT_TEXT),
         "visibility": visibility,
     }
+
+
+MAX_WRITTEN = 5000  # characters of a written answer shown to graders
+
+
+def written_entries(checks: dict, answers: dict[str, dict]) -> list[dict]:
+    """One entry per written answer, for manual questions on Gradescope: 0 automatic points, the student's
+    text escaped inside <pre> (never Markdown, which would pass HTML and images to graders' browsers),
+    visible to graders only."""
+    entries = []
+    for item in checks.get("written", []):
+        found = answers.get(item["question"], {"text": "", "in_prompt": False})
+        text = found["text"] or "(no answer)"
+        note = "<p><b>Typed into the question's prompt cell.</b></p>" if found["in_prompt"] else ""
+        clipped = html.escape(text[:MAX_WRITTEN]) + (" [… cut]" if len(text) > MAX_WRITTEN else "")
+        entries.append({"name": f"{item['question']}_written: {item['title']} (written, graded by hand)", "score": 0.0,
+                        "max_score": 0.0, "output": f"{note}<pre>{clipped}</pre>", "output_format": "html",
+                        "visibility": "hidden", "tags": ["written"]})
+    return entries
 
 
 def unit_name(test: dict) -> str:

@@ -20,7 +20,7 @@ from nbclient import NotebookClient
 
 from .checks import checks, stamp
 from .course import Assignment, load_course
-from .notebooks import master, normalize, solution_from_autograder_notebook
+from .notebooks import master, normalize, solution_from_autograder_notebook, with_written_pdf
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # attn_ref/
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed timestamps: the same sources give the same zip
@@ -181,7 +181,8 @@ def build_one(assignment: Assignment, out: Path, runner: str = "cpu", pdf: bool 
         seconds_assign = time.perf_counter() - t0
         if done.returncode != 0:
             raise BuildError(f"otter assign failed for {name}:\n{done.stdout}\n{done.stderr}")
-        student = normalize(nbformat.read(str(tmp / "dist" / "student" / f"{name}.ipynb"), as_version=4))
+        student = nbformat.read(str(tmp / "dist" / "student" / f"{name}.ipynb"), as_version=4)
+        student = normalize(with_written_pdf(student, assignment))
         student_path = _write(student, out / "assignments" / name / f"{name}.ipynb")
 
         solution = solution_from_autograder_notebook(nbformat.read(str(tmp / "dist" / "autograder" / f"{name}.ipynb"), as_version=4))

@@ -7,6 +7,7 @@ import ast
 import copy
 import hashlib
 import json
+import re
 
 from .. import protocol
 from .course import Assignment
@@ -19,8 +20,13 @@ def _expected(answer):
     return answer.expected
 
 
+def _starter(t: Task) -> str:
+    """The task's cell as students get it (its solution replaced by ...), the baseline of similarity."""
+    return re.sub(r"( *)# BEGIN SOLUTION\n.*?# END SOLUTION", lambda m: m.group(1) + "...", t.starter, flags=re.S)
+
+
 def _question(q: Question) -> dict:
-    return {"name": q.name, "title": q.title,
+    return {"name": q.name, "title": q.title, "starter": "\n".join(f"{a.name} = ..." for a in q.answers),
             "answers": [{"name": a.name, "kind": a.kind, "points": a.points, "expected": _expected(a), "letters": a.letters}
                         for a in q.answers]}
 
@@ -49,7 +55,7 @@ def _task(t: Task, runner: str, stand_ins: dict[str, str]) -> dict:
         probe["args"] = [[name, dict(spec, keyword=name in optional)] for name, spec in probe["args"]]
     return {"name": t.name, "title": t.title, "function": t.function, "framework": t.framework, "reference": t.reference,
             "outputs": list(t.outputs), "forbidden": list(t.forbidden), "builds_on": list(t.builds_on),
-            "substitute": stand_ins.get(t.name, ""), "probes": probes}
+            "substitute": stand_ins.get(t.name, ""), "starter": _starter(t), "probes": probes}
 
 
 def checks(assignment: Assignment, runner: str = "cpu") -> dict:
@@ -63,7 +69,8 @@ def checks(assignment: Assignment, runner: str = "cpu") -> dict:
         if missing:
             raise ValueError(f"{assignment.name}: tasks {', '.join(missing)} are built on but have no substitute.py")
         units = [_task(t, runner, stand_ins) for t in assignment.units]
-    written = [{"name": f"{q.name}_written", "question": q.name, "title": q.title, "prompt": q.written_prompt}
+    written = [{"name": f"{q.name}_written", "question": q.name, "title": q.title, "prompt": q.written_prompt,
+                "points": q.written_points}
                for q in assignment.units if isinstance(q, Question) and q.written_prompt]
     return {
         "format": protocol.CHECKS_FORMAT,

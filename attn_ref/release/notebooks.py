@@ -7,12 +7,14 @@ positions so that two builds of the same source are byte-identical.
 from __future__ import annotations
 
 import re
+import textwrap
 
 import nbformat
 import yaml
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
 
 from .course import Assignment
+from .inline import module_body
 from .public_checks import question_test
 from .units import Question, Task
 
@@ -106,6 +108,22 @@ def normalize(nb: nbformat.NotebookNode, prefix: str = "cell") -> nbformat.Noteb
         cell["id"] = f"{prefix}-{i:03d}"
         cell.metadata.pop("execution", None)
     nb.nbformat, nb.nbformat_minor = 4, 5
+    return nb
+
+
+def with_written_pdf(nb: nbformat.NotebookNode, assignment: Assignment) -> nbformat.NotebookNode:
+    """The student notebook's export cell also writes written_answers.pdf (attn_ref/release/cells/export_written.py)."""
+    questions = [(q.name, q.written_prompt) for q in assignment.units if isinstance(q, Question) and q.written_prompt]
+    if not questions:
+        return nb
+    code = module_body("attn_ref.release.cells", "export_written.py")
+    code = code.replace("QUESTIONS = []", f"QUESTIONS = {questions!r}", 1).replace('TITLE = ""', f"TITLE = {assignment.title!r}", 1)
+    code = code.replace("    ...  # attn_ref/written.py, written in when the notebook is built\n",
+                        textwrap.indent(module_body("attn_ref", "written.py"), "    "), 1)
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "grader.export(" in cell.source:
+            export = [line for line in cell.source.splitlines() if "grader.export(" in line]
+            cell.source = code + "\n" + "\n".join(export)
     return nb
 
 

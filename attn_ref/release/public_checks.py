@@ -7,23 +7,16 @@ form with exactly the code hidden grading uses; it then checks a plausible range
 
 from __future__ import annotations
 
-import ast
 import textwrap
-from importlib import resources
 
+from .inline import module_body
 from .units import Answer, Question
 
 PENDING = "hidden checks grade the values after you submit"
 
 
 def typerules_body() -> str:
-    """typerules.py without its docstring, to sit inside a test function."""
-    source = resources.files("attn_ref").joinpath("typerules.py").read_text()
-    tree = ast.parse(source)
-    first = tree.body[0]
-    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-        source = "\n".join(source.splitlines()[first.end_lineno:])
-    return source.strip() + "\n"
+    return module_body("attn_ref", "typerules.py")
 
 
 def _letters(answer: Answer) -> str:

@@ -1,0 +1,113 @@
+"""The written ("explain") answers of a class for grading by hand: one HTML page per question (student text
+escaped, never rendered) and a score sheet, written/scores.csv, that TAs fill and the next run merges.
+
+Answers are found where students put them (attn_ref/written.py): between a question's prompt and the next
+question, Markdown and code comments, and flagged when typed into the prompt cell.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+from pathlib import Path
+
+from ..written import written_answers
+from . import submission as submission_files
+from .results import write_atomically
+
+SHEET = "scores.csv"
+ID_FIELDS = ["submission", "name", "sid", "email"]
+
+PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>body{{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}}
+.answer{{border-top:1px solid #ccc;padding:.6rem 0}} .who{{font-weight:600}} .sid{{color:#666}}
+.text{{white-space:pre-wrap;background:#f7f7f7;padding:.5rem;border-radius:4px}} .blank{{color:#a00}}
+.flag{{color:#a60;font-weight:600}}</style>
+</head><body><h1>{title}</h1><p>{prompt}</p><p>{count} submissions; scores go in {sheet}
+(out of {points:g}).</p>
+{answers}
+</body></html>
+"""
+
+
+def _answers(graded, questions: list[tuple[str, str]]) -> dict[str, dict]:
+    """{submission key: {question: {"text", "in_prompt"}}} or {"__error__": reason}."""
+    found = {}
+    for g in graded:
+        try:
+            nb, _ = submission_files.load(g.sub.path)
+        except Exception as err:  # an unreadable notebook: its row in grades.csv says why
+            found[g.sub.key] = {"__error__": f"unreadable submission: {err}"}
+            continue
+        found[g.sub.key] = written_answers(nb, questions)
+    return found
+
+
+def write_written_pages(folder: Path, book) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    per_submission = _answers(book.graded, [(w["question"], w["prompt"]) for w in book.checks["written"]])
+    for item in book.checks["written"]:
+        blocks = []
+        for g in book.graded:
+            names = ", ".join(s["name"] for s in g.sub.students) or g.sub.key
+            sids = ", ".join(s["sid"] for s in g.sub.students if s["sid"])
+            answers = per_submission[g.sub.key]
+            found = {"text": answers["__error__"], "in_prompt": False} if "__error__" in answers else answers[item["question"]]
+            body = f'<div class="text">{html.escape(found["text"])}</div>' if found["text"] else '<div class="blank">(no answer)</div>'
+            flag = '<div class="flag">typed into the question\'s prompt cell</div>' if found["in_prompt"] else ""
+            blocks.append(f'<div class="answer"><div class="who">{html.escape(names)} '
+                          f'<span class="sid">{html.escape(sids)} · {html.escape(g.sub.path.name)}</span></div>{flag}{body}</div>')
+        title = f"{item['question']}: {item['title']} (written part)"
+        page = PAGE.format(title=html.escape(title), prompt=html.escape(item["prompt"]), count=len(book.graded),
+                           sheet=SHEET, points=item.get("points", 1.0), answers="\n".join(blocks))
+        write_atomically(folder / f"{item['question']}.html", page.encode())
+
+
+def _key(row: dict) -> tuple[str, str]:
+    return row.get("submission", ""), row.get("sid") or row.get("name", "")
+
+
+def merge_written_scores(folder: Path, book) -> list[str]:
+    """Read the TAs' scores from written/scores.csv into the gradebook, and rewrite the sheet with every
+    student of the class (new ones added with blank scores; what TAs typed is kept). Returns warnings."""
+    columns = [f"{w['question']}_written" for w in book.checks["written"]]
+    points = {f"{w['question']}_written": float(w.get("points", 1.0)) for w in book.checks["written"]}
+    path = folder / SHEET
+    kept: dict[tuple[str, str], dict] = {}
+    if path.exists():
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            for row in csv.DictReader(f):
+                kept[_key(row)] = row
+    warnings, rows = [], []
+    for g in book.graded:
+        for person in g.sub.students or [{"name": g.sub.key, "sid": "", "email": ""}]:
+            row = {"submission": g.sub.path.name, "name": person["name"] or g.sub.key, "sid": person["sid"],
+                   "email": person["email"]}
+            old = kept.get(_key(row), {})
+            for column in columns:
+                text = (old.get(column) or "").strip()
+                row[column] = text
+                if not text:
+                    g.written.setdefault(column, None)
+                    continue
+                try:
+                    value = float(text)
+                except ValueError:
+                    value = None
+                if value is None or not 0 <= value <= points[column]:
+                    warnings.append(f"{SHEET}: {row['name']}, {column}: {text!r} is not a score from 0 to {points[column]:g}; ignored")
+                    g.written.setdefault(column, None)
+                    continue
+                if g.written.get(column) is not None and g.written[column] != value:
+                    warnings.append(f"{SHEET}: {g.sub.key}, {column}: group members have different scores; the first is used")
+                    continue
+                g.written[column] = value
+            rows.append(row)
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=ID_FIELDS + columns)
+    writer.writeheader()
+    writer.writerows(rows)
+    write_atomically(path, ("\ufeff" + buffer.getvalue()).encode())
+    return warnings

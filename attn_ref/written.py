@@ -77,9 +77,15 @@ def written_answers(notebook, questions):
         if typed:
             parts.append(typed)
         for cell in cells[start + 1:]:
+            source = _source(cell)
+            if cell.get("cell_type") == "markdown" and END in source:  # otter puts it atop the next question's cell
+                before = _clean(source.split(END)[0])
+                if before:
+                    parts.append(before)
+                break
             if _starts_another_part(cell, question):
                 break
-            text = _comments(_source(cell)) if cell.get("cell_type") == "code" else _clean(_source(cell))
+            text = _comments(source) if cell.get("cell_type") == "code" else _clean(source)
             if text:
                 parts.append(text)
         found[question] = {"text": "\n\n".join(parts)[:MAX_ANSWER], "in_prompt": bool(typed)}

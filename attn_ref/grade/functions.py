@@ -17,6 +17,9 @@ from .safeio import UnsafeReply
 from .session import BudgetExhausted
 
 
+MAX_CRASHES = 2  # probes of one task that may kill the kernel before the rest of the task is skipped
+
+
 def _npy(array: np.ndarray) -> bytes:
     buffer = io.BytesIO()
     np.save(buffer, array, allow_pickle=False)
@@ -82,13 +85,14 @@ def grade_task(ctx: GradingContext, t_index: int, task: dict, by_name: dict, gra
     cuda = bool(ctx.env.get("cuda"))
     static_hits = ctx.analysis.forbidden.get(task["name"], [])
     substitutes = stand_ins(task, by_name)
-    lines, tripped, report, hung, timed_out = [], set(), [], False, False
+    lines, tripped, report, hung, timed_out, crashes = [], set(), [], False, False, 0
     for p_index, probe in enumerate(task["probes"]):
         if probe["device"] == "cuda" and not cuda:
             continue  # no GPU on this runner: the line is left out of the score and the maximum
-        if ctx.banned or static_hits or hung:
+        if ctx.banned or static_hits or hung or crashes >= MAX_CRASHES:
             why = REFERENCE_MESSAGE if ctx.banned else f"uses {', '.join(static_hits)}, which this task does not allow"
             why = "not run: an earlier probe of this task did not finish" if hung else why
+            why = "not run: earlier probes of this task crashed the kernel" if crashes >= MAX_CRASHES else why
             lines.append((False, probe["name"], probe["points"], why))
             continue
         args = generate(probe, np.random.default_rng([ctx.seed, t_index, p_index]))
@@ -102,6 +106,7 @@ def grade_task(ctx: GradingContext, t_index: int, task: dict, by_name: dict, gra
                        "passed": ok, "max_error": stats.get("max_error")})
         tripped.update(forbidden)
         hung = status in (Status.TIMEOUT, Status.BUDGET)  # spare the budget for the other tasks
+        crashes += status is Status.DEAD
         timed_out |= hung
         lines.append((ok, probe["name"], probe["points"], message))
     if tripped:  # the tripwire saw a forbidden call, however it was reached: the task scores 0

@@ -1,0 +1,280 @@
+"""The gradebook a TA gets from a Gradescope export: written answers where students put them (on
+Gradescope, in the pages, in a PDF), a score sheet merged back, a Canvas import, the integrity report,
+counts that mean what they say; and a command that behaves (exit codes, Ctrl-C, where it writes)."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+from attn_ref.grade.batch import grade_batch
+
+LIMITS = dict(cell_timeout=20, call_timeout=8, notebook_timeout=60)
+GROUP = [{":name": "Ada Lovelace", ":sid": "00123", ":email": "ada@uni.edu"},
+         {":name": "Zoë Ångström", ":sid": "00456", ":email": "zoe@uni.edu"}]
+
+
+def _practice(release, kind: str):
+    out, _ = release
+    folder = "solutions" if kind == "solution" else "assignments"
+    return nbformat.read(str(out / folder / "practice" / "practice.ipynb"), as_version=4)
+
+
+def _answer(nb, question: str, text: str, where: str = "placeholder"):
+    """A copy with a written answer put where students put them: the placeholder cell, a new cell, a code
+    comment, or the prompt cell itself."""
+    nb = copy.deepcopy(nb)
+    start = next(i for i, c in enumerate(nb.cells) if f"**{question}, explain**" in c.source)
+    if where == "prompt":
+        nb.cells[start].source += "\n\n" + text
+    elif where == "code":
+        nb.cells.insert(start + 1, nbformat.v4.new_code_cell("\n".join("# " + line for line in text.splitlines())))
+    else:
+        nb.cells[start + 1].source = text
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"c{i}"
+    return nb
+
+
+def _csv(path: Path) -> list[dict]:
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture(scope="module")
+def export(release, tmp_path_factory):
+    """A Gradescope export of a practice class: a group of two with SIDs that start with 0 (unquoted in
+    the YAML), answers in four places, a copied solution, a hostile answer, one score that differs."""
+    base = tmp_path_factory.mktemp("export")
+    folder = base / "assignment_99_export"
+    folder.mkdir()
+    solution, blank = _practice(release, "solution"), _practice(release, "blank")
+    notebooks = {
+        "submission_1": _answer(solution, "q1", "Parallel matmuls beat sequential steps.\n<script>alert(1)</script>"),
+        "submission_2": _answer(_answer(blank, "q2", "Memory, quadratic in T.", "code"), "q3", "h_t held it all.", "prompt"),
+        "submission_3": _answer(solution, "q1", "Parallel matmuls beat sequential steps."),
+        "submission_4": blank,
+    }
+    for key, nb in notebooks.items():
+        (folder / key).mkdir()
+        nbformat.write(nb, str(folder / key / "practice.ipynb"))
+    lines = ["submission_1:", "  :submitters:"]
+    for person in GROUP:  # written by hand, as Gradescope does: the SIDs unquoted
+        lines += [f"  - :name: {person[':name']}", f"    :sid: {person[':sid']}", f"    :email: {person[':email']}"]
+    lines += ["  :score: 23.0"]
+    for key, (name, sid, score) in {"submission_2": ("Alan Turing", "00789", "0.0"), "submission_3": ("Grace Hopper", "A3", "20.0"),
+                                    "submission_4": ("Edsger Dijkstra", "A4", "0.0")}.items():
+        lines += [f"{key}:", "  :submitters:", f"  - :name: {name}", f"    :sid: {sid}", f"    :email: {sid.lower()}@uni.edu",
+                  f"  :score: {score}"]
+    (folder / "submission_metadata.yml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert yaml.safe_load((folder / "submission_metadata.yml").read_text())["submission_1"][":submitters"][0][":sid"] == 83  # the trap
+    out, _ = release
+    graded = base / "graded"
+    report = grade_batch(folder, out / "autograder/practice-autograder.zip", graded, jobs=2, progress=False, **LIMITS)
+    return folder, graded, report
+
+
+def test_counts_mean_submissions_and_students(export):
+    _, graded, report = export
+    from attn_ref.grade.gradebook import summary_lines
+
+    lines = summary_lines(report.book)
+    assert lines[0] == "4 submissions, 5 students (1 group submissions)"
+    assert any(line.startswith("q1 ") and "%" not in line for line in lines)  # a row per question
+    assert "4 submissions ok, 0 not ok" in lines
+
+
+def test_names_and_sids_survive_yaml_and_csv(export):
+    _, graded, _ = export
+    raw = (graded / "grades.csv").read_bytes()
+    assert raw.startswith("\ufeff".encode())  # spreadsheets read UTF-8 names
+    rows = {r["name"]: r for r in _csv(graded / "grades.csv")}
+    assert rows["Zoë Ångström"]["sid"] == "00456" and rows["Ada Lovelace"]["sid"] == "00123"
+    assert rows["Ada Lovelace"]["total"] == rows["Zoë Ångström"]["total"] == "23"
+    for name in ("grades.csv", "report.html", "summary.png", "written/q1.html", "written/scores.csv"):
+        assert (graded / name).stat().st_mode & 0o077 == 0, name  # gradebooks name students: owner only
+
+
+def test_written_answers_found_where_students_put_them(export):
+    _, graded, _ = export
+    q1 = (graded / "written/q1.html").read_text()
+    assert "Parallel matmuls beat sequential steps." in q1 and "&lt;script&gt;" in q1 and "<script>" not in q1
+    assert "Memory, quadratic in T." in (graded / "written/q2.html").read_text()  # a code comment
+    q3 = (graded / "written/q3.html").read_text()
+    assert "h_t held it all." in q3 and "typed into the question's prompt cell" in q3 and "q4_ratio" not in q3
+    results = json.loads((graded / "results/submission_2.json").read_text())
+    written = {t["name"].split(":")[0]: t for t in results["tests"] if "written" in t.get("tags", [])}
+    assert set(written) == {"q1_written", "q2_written", "q3_written", "q6_written", "q7_written", "q11_written"}
+    for entry in written.values():
+        assert entry["visibility"] == "hidden" and entry["output_format"] == "html" and entry["max_score"] == 0
+    assert "<pre>Memory, quadratic in T.</pre>" in written["q2_written"]["output"]
+    assert "prompt cell" in written["q3_written"]["output"]
+    hostile = json.loads((graded / "results/submission_1.json").read_text())
+    assert "&lt;script&gt;" in next(t["output"] for t in hostile["tests"] if t["name"].startswith("q1_written"))
+
+
+def test_written_scores_from_the_sheet_reach_the_gradebook(release, export):
+    folder, graded, _ = export
+    sheet = graded / "written" / "scores.csv"
+    rows = _csv(sheet)
+    assert [r["name"] for r in rows] == ["Ada Lovelace", "Zoë Ångström", "Alan Turing", "Grace Hopper", "Edsger Dijkstra"]
+    for row in rows:
+        row["q1_written"] = {"Ada Lovelace": "1", "Zoë Ångström": "1", "Grace Hopper": "0.5"}.get(row["name"], "")
+        row["q2_written"] = "7" if row["name"] == "Alan Turing" else ""  # out of range: a warning, ignored
+    with open(sheet, "w", newline="", encoding="utf-8-sig") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    out, _ = release
+    again = grade_batch(folder, out / "autograder/practice-autograder.zip", graded, jobs=2, progress=False, **LIMITS)
+    assert again.graded == 0  # nothing regraded: the sheet alone changed
+    book = {r["name"]: r for r in _csv(graded / "grades.csv")}
+    assert book["Ada Lovelace"]["q1_written"] == "1" and book["Ada Lovelace"]["total"] == "24"
+    assert book["Grace Hopper"]["total"] == "23.5" and book["Alan Turing"]["q2_written"] == ""
+    assert any("'7' is not a score from 0 to 1" in w for w in again.book.warnings)
+    assert _csv(sheet)[0]["q1_written"] == "1"  # the TAs' scores are kept
+
+
+def test_a_canvas_import_matches_on_ids_and_lists_who_does_not(release, export, tmp_path):
+    folder, graded, _ = export
+    roster = tmp_path / "canvas_export.csv"
+    roster.write_text("\ufeffStudent,ID,SIS User ID,SIS Login ID,Section,Lab 3.1 (111)\n"
+                      "    Points Possible,,,,,23\n"
+                      "\"Lovelace, Ada\",501,00123,ada,Sec 1,\n"
+                      "\"Ångström, Zoë\",502,00456,zoe,Sec 1,\n"
+                      "\"Turing, Alan\",503,X-789,turing,Sec 2,\n"  # matches no SID, and the login differs
+                      "\"Hopper, Grace\",504,A3,grace,Sec 2,\n"
+                      "\"Student, Test\",999,,,Sec 1,\n", encoding="utf-8")
+    out, _ = release
+    report = grade_batch(folder, out / "autograder/practice-autograder.zip", graded, jobs=1, progress=False,
+                         canvas={"roster": roster, "assignment": "Practice 3.1 (222)"}, **LIMITS)
+    rows = list(csv.reader(open(graded / "canvas.csv", newline="", encoding="utf-8-sig")))
+    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Practice 3.1 (222)"]
+    assert rows[1][0] == "Points Possible"
+    scores = {r[0]: r[5] for r in rows[2:]}
+    assert scores == {"Lovelace, Ada": "24", "Ångström, Zoë": "24", "Turing, Alan": "", "Hopper, Grace": "23.5"}
+    unmatched = [r["name"] for r in _csv(graded / "canvas-unmatched.csv")]
+    assert unmatched == ["Alan Turing", "Edsger Dijkstra"]
+    assert any("2 student(s) match no roster row" in w for w in report.book.warnings)
+
+
+def test_the_integrity_report(export):
+    _, graded, _ = export
+    page = (graded / "report.html").read_text()
+    assert "Code similarity" in page and "Integrity flags" in page
+    assert "Ada Lovelace, Zoë Ångström" in page and "Grace Hopper" in page  # the two copies of the solution
+    assert "100%" in page
+    differs = page.split("Scores that differ from Gradescope")[1]
+    assert "Grace Hopper" in differs and "Alan Turing" not in differs  # 23 here, 20 on Gradescope
+
+
+# ---- the command ---------------------------------------------------------------------------------------
+
+def _cli(*args, cwd=None, **kwargs):
+    return subprocess.run([sys.executable, "-m", "attn_ref", "grade", *map(str, args)], capture_output=True, text=True,
+                          timeout=600, cwd=cwd, **kwargs)
+
+
+def test_mistakes_in_the_command_exit_2_with_a_message(release, tmp_path):
+    out, _ = release
+    zip_path = out / "autograder/practice-autograder.zip"
+    done = _cli(tmp_path / "does_not_exist", "--autograder", zip_path, cwd=tmp_path)
+    assert done.returncode == 2 and "does not exist" in done.stderr and not (tmp_path / "graded").exists()
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.txt").write_text("no notebook here")
+    done = _cli(tmp_path / "notes", "--autograder", zip_path, cwd=tmp_path)
+    assert done.returncode == 2 and "holds no notebook" in done.stderr
+    done = _cli(tmp_path / "notes", "--autograder", zip_path, "--results", tmp_path / "results.json")  # Gradescope's mode
+    assert done.returncode == 0 and json.loads((tmp_path / "results.json").read_text())["score"] == 0
+
+
+def test_help_says_what_it_is_for_with_examples_and_defaults():
+    done = subprocess.run([sys.executable, "-m", "attn_ref", "grade", "--help"], capture_output=True, text=True)
+    assert done.stdout.splitlines()[0].startswith("usage:")
+    text = " ".join(done.stdout.split())
+    assert "Grade submissions against an autograder zip" in text and "examples:" in text
+    for default in ("default: graded/", "default: 480", "default: 120", "default: 30", "default: auto"):
+        assert default in text, default
+
+
+def test_batches_go_to_graded_and_single_gradings_never_overwrite(release, tmp_path):
+    out, _ = release
+    zip_path = out / "autograder/practice-autograder.zip"
+    for who in ("a", "b"):
+        (tmp_path / who).mkdir()
+    shutil.copy(out / "solutions/practice/practice.ipynb", tmp_path / "a" / "practice.ipynb")
+    shutil.copy(out / "assignments/practice/practice.ipynb", tmp_path / "b" / "practice.ipynb")
+    for who in ("a", "b"):
+        assert _cli(tmp_path / who / "practice.ipynb", "--autograder", zip_path, cwd=tmp_path).returncode == 0
+    files = sorted((tmp_path / "graded" / "results").iterdir())
+    assert len(files) == 2 and {json.loads(f.read_text())["score"] for f in files} == {0, 23}
+
+
+def test_ctrl_c_stops_writes_the_partial_gradebook_and_exits_130(release, tmp_path):
+    out, _ = release
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for i in range(6):
+        shutil.copy(out / "solutions/practice/practice.ipynb", folder / f"s{i}.ipynb")
+    run = subprocess.Popen([sys.executable, "-m", "attn_ref", "grade", str(folder), "--autograder",
+                            str(out / "autograder/practice-autograder.zip"), "--jobs", "1"], cwd=tmp_path,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not list((tmp_path / "graded" / "results").glob("*.json")):
+        time.sleep(0.2)
+    os.kill(run.pid, signal.SIGINT)
+    start = time.monotonic()
+    _, stderr = run.communicate(timeout=60)
+    assert time.monotonic() - start < 5 and run.returncode == 130, stderr[-2000:]
+    assert "graded — rerun to resume" in stderr and "Traceback" not in stderr
+    rows = _csv(tmp_path / "graded" / "grades.csv")
+    assert len(rows) == 6 and 1 <= sum(r["status"] == "ok" for r in rows) < 6
+
+
+# ---- the PDF the student's export makes ------------------------------------------------------------------
+
+def _run_export(nb, folder: Path, before: str = "") -> str:
+    """Execute the student notebook (answers filled in) as a student would, up to its export; the output."""
+    from nbclient import NotebookClient
+
+    nb = copy.deepcopy(nb)
+    if before:
+        export = next(i for i, c in enumerate(nb.cells) if "grader.export(" in c.source)
+        nb.cells.insert(export, nbformat.v4.new_code_cell(before))
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"run{i}"
+    nbformat.write(nb, str(folder / "practice.ipynb"))
+    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
+    return "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
+
+
+def test_the_export_writes_a_pdf_of_the_written_answers_one_question_per_page(release, tmp_path):
+    import zipfile
+
+    nb = _answer(_answer(_practice(release, "blank"), "q1", "Matmuls run in parallel; steps do not."), "q2", "Memory ∝ T².", "code")
+    output = _run_export(nb, tmp_path)
+    assert "written_answers.pdf: made, and added to the zip" in output
+    pdf = (tmp_path / "written_answers.pdf").read_bytes()
+    assert pdf.startswith(b"%PDF") and b"/Count 6" in pdf  # six pages: one per written question
+    (zip_path,) = tmp_path.glob("practice_*.zip")
+    with zipfile.ZipFile(zip_path) as archive:
+        assert "written_answers.pdf" in archive.namelist() and "practice.ipynb" in archive.namelist()
+
+
+def test_a_pdf_that_cannot_be_made_says_so_and_the_zip_is_still_made(release, tmp_path):
+    breaks_matplotlib = "import sys\nsys.modules['matplotlib.backends.backend_pdf'] = None  # the PDF backend is gone"
+    output = _run_export(_practice(release, "blank"), tmp_path, before=breaks_matplotlib)
+    assert "written_answers.pdf could NOT be made (ModuleNotFoundError" in output and "The zip is still made" in output
+    assert list(tmp_path.glob("practice_*.zip")) and not (tmp_path / "written_answers.pdf").exists()

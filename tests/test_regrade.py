@@ -83,8 +83,7 @@ def build_class(release, folder: Path) -> dict[str, tuple[float, str]]:
         cell["id"] = f"copy-{i}"
     duplicated.cells = duplicated.cells + copies
     put("duplicated_cells", duplicated, 23)
-    (folder / "empty_folder").mkdir()
-    expected["empty_folder"] = (0, "error: no notebook")
+    (folder / "empty_folder").mkdir()  # not a submission: listed, not graded
     with zipfile.ZipFile(folder / "two_notebooks.zip", "w") as archive:
         archive.writestr("a.ipynb", nbformat.writes(solution))
         archive.writestr("b.ipynb", nbformat.writes(blank))
@@ -119,7 +118,7 @@ def graded_class(release, tmp_path_factory):
 
 
 def read_csv(path: Path) -> list[dict]:
-    with open(path, newline="") as f:
+    with open(path, newline="", encoding="utf-8-sig") as f:
         return list(csv.DictReader(f))
 
 
@@ -131,7 +130,9 @@ def test_every_score_and_status(graded_class):
              if float(rows[name]["total"]) != total or not rows[name]["status"].startswith(status)}
     assert not wrong, wrong
     header = list(read_csv(gradebook / "grades.csv")[0])
-    assert header == ["name", "sid", "email", "submission", *[f"q{i}" for i in range(1, 12)], "total", "status"]
+    written = [f"q{i}_written" for i in (1, 2, 3, 6, 7, 11)]
+    assert header == ["name", "sid", "email", "submission", *[f"q{i}" for i in range(1, 12)], *written, "total", "status"]
+    assert report.not_submissions == ["empty_folder"]
     for name in expected:
         results = json.loads((gradebook / "results" / f"{name}.json").read_text())
         assert {"score", "tests", "execution_time", "extra_data"} <= set(results)
@@ -140,7 +141,7 @@ def test_every_score_and_status(graded_class):
 def test_written_answers_and_summary(graded_class):
     _, gradebook, expected, _, _, _ = graded_class
     pages = sorted(p.name for p in (gradebook / "written").iterdir())
-    assert pages == ["q1.html", "q11.html", "q2.html", "q3.html", "q6.html", "q7.html"]
+    assert pages == ["q1.html", "q11.html", "q2.html", "q3.html", "q6.html", "q7.html", "scores.csv"]
     q3 = (gradebook / "written" / "q3.html").read_text()
     assert q3.count('class="answer"') == len(expected)
     assert "h_t had to hold everything" in q3 and "(no answer)" in q3

@@ -16,7 +16,6 @@ from .results import entry, unit_name
 from .safeio import UnsafeReply
 from .session import BudgetExhausted
 
-
 MAX_CRASHES = 2  # probes of one task that may kill the kernel before the rest of the task is skipped
 
 

@@ -117,10 +117,11 @@ def _probe_mutants(args) -> int:
 def _grade(args) -> int:
     from .grade import AutograderError, SandboxError
     from .grade.cli import run_grade
+    from .grade.cluster import ClusterError
 
     try:
         return run_grade(args)
-    except (AutograderError, SandboxError) as err:
+    except (AutograderError, SandboxError, ClusterError) as err:
         print(f"attn-ref grade: {err}", file=sys.stderr)
         return 2
 

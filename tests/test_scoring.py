@@ -138,7 +138,8 @@ def test_static_analysis_of_a_large_notebook_is_quick():
 
 
 @pytest.mark.parametrize("source, skipped", [('grader.check("q4")', True), ("grader.export(pdf=False)", True),
-                                             ('grader.check("q4")\nq4_ratio = 16', False), ("x = 1", False)])
+                                             ('grader.check("q4")\nq4_ratio = 16', False), ("x = 1", False),
+                                             ("def f(x):\n    return x\ngrader.export(pdf=False)", False)])
 def test_bare_grader_calls_are_skipped(source, skipped):
     assert is_otter_call(source) is skipped
 

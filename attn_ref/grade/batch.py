@@ -74,9 +74,11 @@ class _Locks:
 
 
 def grade_batch(path, autograder, out, jobs: int | None = None, force: bool = False, plan: SandboxPlan | None = None,
-                progress: bool = True, canvas: dict | None = None, **timeouts: float) -> BatchReport:
+                progress: bool = True, canvas: dict | None = None, cluster: str | None = None,
+                **timeouts: float) -> BatchReport:
     """Grade a class into ``out`` (results/, grades.csv, ...); ``timeouts`` as for grade(); ``canvas``:
-    {"roster": path, "assignment": column name} for a Canvas import file."""
+    {"roster": path, "assignment": column name} for a Canvas import file; ``cluster``: a Dask scheduler's
+    address, or local:N, to grade on its workers instead of here."""
     out = Path(out)
     autograder, plan = prepare(autograder, plan)
     checks = autograder.checks
@@ -123,13 +125,30 @@ def grade_batch(path, autograder, out, jobs: int | None = None, force: bool = Fa
                     finish(sub, results_path, digest, _failed(checks, plan, sub.problem))
                 continue
             queue.append(make_job(sub.key, sub.path, autograder, plan, limits))
+        runner, client = Supervisor(plan, jobs, MARGIN), None
+        if cluster:
+            from .cluster import ClusterRunner, connect
+
+            if not autograder.path.is_file():
+                raise AutograderError(f"{autograder.path}: a cluster needs the autograder zip, not a folder")
+            client = connect(cluster)
+            runner = ClusterRunner(client, autograder.path, timeouts)
         try:
-            Supervisor(plan, jobs, MARGIN).run(queue, lambda job, results: finish(*by_key[job.key], results),
-                                               prepare=prepare_job)
+            runner.run(queue, lambda job, results: finish(*by_key[job.key], results), prepare=prepare_job)
         except KeyboardInterrupt:
             interrupted = True
+        finally:
+            if client is not None:
+                _close(client)
     book = write_gradebook(out, subs, checks, canvas)
     return BatchReport(len(subs), graded, len(subs) - len(todo), out, book, skipped(Path(path)), interrupted)
+
+
+def _close(client) -> None:
+    cluster = client.cluster
+    client.close()
+    if cluster is not None:  # a LocalCluster this run started
+        cluster.close()
 
 
 def _failed(checks: dict, plan: SandboxPlan, reason: str) -> dict:

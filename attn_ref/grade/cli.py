@@ -13,6 +13,7 @@ from . import settings
 from .batch import grade_batch
 from .canvas import RosterError, read_roster
 from .cleanup import make_undumpable
+from .cluster import REFUSED
 from .core import grade
 from .discover import is_batch
 from .gradebook import summary_lines
@@ -39,6 +40,10 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kernel-python", help="the students' environment's interpreter (default: the one `make release` made)")
     parser.add_argument("--namespaces", choices=["auto", "require", "off"], default="auto",
                         help="run kernels in bubblewrap namespaces: where they work, always, or never (default: auto)")
+    parser.add_argument("--cluster", help="grade a class on a Dask cluster: a scheduler's address (tls://host:8786) "
+                        "or local:N for N local worker processes (default: --jobs processes here)")
+    parser.add_argument("--require-isolation", action="store_true",
+                        help="refuse to grade (exit 3) unless kernels run as another uid or in their own namespaces")
     parser.add_argument("--export", choices=["canvas"], help="also write a gradebook import file (a class only)")
     parser.add_argument("--canvas-roster", help="the course's Canvas gradebook export (CSV): its IDs match the rows")
     parser.add_argument("--canvas-assignment", help="the Canvas column to fill, e.g. 'Lab 3.1 (12345)' (default: the assignment's title)")
@@ -78,6 +83,10 @@ def run_grade(args) -> int:
             return 2
     plan = resolve(args.autograder if Path(args.autograder).is_dir() else None, python=args.kernel_python,
                    namespaces=args.namespaces)
+    if args.require_isolation and plan.unsandboxed:
+        print("attn-ref grade: refusing to grade: kernels would run unsandboxed as this user (not root, and no "
+              "working user namespaces for bubblewrap)", file=sys.stderr)
+        return REFUSED
     for warning in plan.warnings:
         print(f"attn-ref grade: {warning}", file=sys.stderr)
     out = Path(args.out or DEFAULT_OUT)
@@ -94,7 +103,7 @@ def run_grade(args) -> int:
         canvas = {"roster": Path(args.canvas_roster), "assignment": args.canvas_assignment}
     if args.results is None and is_batch(submission):
         report = grade_batch(submission, args.autograder, out, jobs=args.jobs, force=args.force, plan=plan,
-                             progress=sys.stderr.isatty(), canvas=canvas, **timeouts)
+                             progress=sys.stderr.isatty(), canvas=canvas, cluster=args.cluster, **timeouts)
         if report.interrupted:
             print(f"interrupted: {report.graded} graded — rerun to resume (gradebook so far: {out / 'grades.csv'})",
                   file=sys.stderr)

@@ -126,7 +126,7 @@ def make_job(key: str, submission_path, autograder: Autograder, plan: SandboxPla
     def run(jail: Jail) -> dict:
         return record(grade_in_jail(submission_path, autograder, jail, limits), checks, plan)
 
-    return Job(key, run, failed, limits.budget)
+    return Job(key, run, failed, limits.budget, Path(submission_path))
 
 
 def prepare(autograder, plan: SandboxPlan | None) -> tuple[Autograder, SandboxPlan]:

@@ -31,20 +31,8 @@ LAUNCHER = Path(__file__).with_name("launch.py")
 PROBE_TIMEOUT = 30
 STUDENT_ENV_ROOT = Path("/opt/attn-ref/student")  # setup.sh's place on Gradescope; `make` uses it as root
 
-# Runs in the kernel's interpreter before ipykernel: attn_ref is not importable (defence in depth: the
-# student environment does not have it, and a kernel can remove this hook).
-KERNEL_BOOT = """
-import sys
-class _NoGraderImports:
-    def find_spec(self, name, path=None, target=None):
-        if name == "attn_ref" or name.startswith("attn_ref."):
-            raise ImportError("attn_ref is the grader's reference; submissions cannot import it")
-        return None
-sys.meta_path.insert(0, _NoGraderImports())
-del _NoGraderImports
-from ipykernel import kernelapp
-kernelapp.launch_new_instance()
-"""
+# The kernel's first code: no attn_ref, and a stand-in for otter while grading (kernel_boot.py).
+KERNEL_BOOT = (Path(__file__).with_name("kernel_boot.py")).read_text()
 
 
 class SandboxError(Exception):

@@ -31,24 +31,24 @@ HARNESS_SOURCE = "\n\n".join(
               if not line.endswith(SENT_WITH_HARNESS))
     for package, name in (("attn_ref", "typerules.py"), ("attn_ref", "protocol.py"), (__package__, "harness.py"))
 )
-GRADING_MODE = "try:\n    import otter as _o\n    _o.Notebook.init_grading_mode('.')\n    del _o\nexcept Exception:\n    pass"
+
+
+def _grader_call(stmt: ast.stmt, methods: tuple[str, ...]) -> bool:
+    return (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute)
+            and isinstance(stmt.value.func.value, ast.Name) and stmt.value.func.value.id == "grader"
+            and stmt.value.func.attr in methods)
 
 
 def is_otter_call(source: str) -> bool:
-    """A cell that only calls grader.check/check_all/export: nothing to grade, skipped."""
+    """A cell with nothing to grade, skipped: only grader.check/check_all/export/to_pdf calls. (The export
+    cell runs: code a student put there still counts, and under the otter stand-in it fails fast.)"""
     try:
         body = ast.parse(source).body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
-    return bool(body) and all(
-        isinstance(stmt, ast.Expr)
-        and isinstance(stmt.value, ast.Call)
-        and isinstance(stmt.value.func, ast.Attribute)
-        and isinstance(stmt.value.func.value, ast.Name)
-        and stmt.value.func.value.id == "grader"
-        and stmt.value.func.attr in ("check", "check_all", "export", "to_pdf")
-        for stmt in body
-    )
+    if not body:
+        return False
+    return all(_grader_call(stmt, ("check", "check_all", "export", "to_pdf")) for stmt in body)
 
 
 def runnable_cells(nb) -> list[str]:
@@ -99,7 +99,6 @@ class NotebookSession:
         """Run the notebook (minus cells known to kill the kernel), then install the harness."""
         while True:
             generation = self.kernel.generation
-            self.kernel.run(GRADING_MODE, timeout=min(SETUP_TIMEOUT, max(self.remaining(), 1)))
             self.errors = []
             stop = time.monotonic() + min(self.notebook_timeout, max(self.remaining(), 0))
             for index, source in enumerate(self.cells):

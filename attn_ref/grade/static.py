@@ -14,6 +14,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+# Imported once, in the supervisor, before it forks the grading processes.
+from IPython.core.inputtransformer2 import TransformerManager
+
 # normalised (lower case, no underscores) family -> the contract's name for it
 FAMILIES = {
     "scaleddotproduct": "torch.nn.functional.scaled_dot_product_attention",
@@ -28,10 +31,7 @@ REFERENCE = "attn_ref"
 
 
 def python_source(cell_source: str) -> str:
-    try:
-        from IPython.core.inputtransformer2 import TransformerManager
-    except ImportError:  # pragma: no cover - IPython comes with ipykernel
-        return cell_source
+    """The cell as Python after IPython's own transforms (`%timeit`, `!ls`, `%%capture` become calls)."""
     try:
         return TransformerManager().transform_cell(cell_source)
     except Exception:  # noqa: BLE001

@@ -43,6 +43,7 @@ class Job:
     run: Callable[[Jail], dict]
     failed: Callable[[str, str], dict]
     budget: float
+    submission: Path | None = None  # where it came from (a cluster sends it to a worker instead of running it here)
 
 
 @dataclass

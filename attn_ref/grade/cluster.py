@@ -1,0 +1,136 @@
+"""A class bigger than one machine: the same per-submission grading on the workers of a Dask cluster.
+
+Each task sends one submission and the autograder zip to a worker, which grades it with the zip's own
+bundled grader in a process of its own (`python -m attn_ref grade --results`, the zip first on the path):
+a submission that kills that process, or its worker, fails alone; a worker that dies has its
+submissions graded again elsewhere (Dask reschedules them). The client writes every result and the
+gradebook, with the same locks and resume as a local run.
+
+Dask moves pickles between the client, the scheduler and the workers: whoever can reach the scheduler can
+run code on the workers. Use TLS (README, "A class bigger than one machine"). A worker refuses to grade
+unless its kernels run as another uid (root) or in their own namespaces.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from .settings import MARGIN
+
+REFUSED = 3  # the exit code of a grader that cannot isolate its kernels (--require-isolation)
+
+
+class ClusterError(Exception):
+    """The cluster could not be reached or refused the work."""
+
+
+def connect(address: str):
+    """A Dask client: ``local:N`` starts a LocalCluster of N worker processes here (one task each at a
+    time); anything else is a scheduler address (tcp:// or tls://, with the TLS settings of Dask's own
+    configuration)."""
+    from distributed import Client, LocalCluster
+
+    if address.startswith("local:"):
+        try:
+            workers = int(address.split(":", 1)[1])
+        except ValueError:
+            raise ClusterError(f"--cluster {address}: expected local:N, a number of workers") from None
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        return Client(cluster)
+    try:
+        return Client(address, timeout=30)
+    except OSError as err:
+        raise ClusterError(f"--cluster {address}: no scheduler answered ({err})") from None
+
+
+def grade_on_worker(zip_bytes: bytes, notebook_name: str, notebook_bytes: bytes, timeouts: dict) -> dict:
+    """Runs on a worker: one submission through the zip's own grader, in a process of its own."""
+    with tempfile.TemporaryDirectory(prefix="attn-ref-worker-") as tmp:
+        tmp = Path(tmp)
+        (tmp / "autograder.zip").write_bytes(zip_bytes)
+        with zipfile.ZipFile(tmp / "autograder.zip") as archive:
+            archive.extractall(tmp / "source")
+        submission = tmp / "submission"
+        submission.mkdir()
+        (submission / Path(notebook_name).name).write_bytes(notebook_bytes)
+        env = dict(os.environ, PYTHONPATH=str(tmp / "source"))
+        cmd = [sys.executable, "-m", "attn_ref", "grade", str(submission), "--autograder", str(tmp / "autograder.zip"),
+               "--results", str(tmp / "results.json"), "--require-isolation"]
+        for flag, key in (("--timeout", "budget"), ("--cell-timeout", "cell_timeout"), ("--call-timeout", "call_timeout")):
+            if timeouts.get(key) is not None:
+                cmd += [flag, str(timeouts[key])]
+        budget = float(timeouts.get("budget") or 480.0)
+        done = subprocess.run(cmd, env=env, cwd=tmp, capture_output=True, text=True, timeout=budget + MARGIN + 60)
+        if done.returncode == REFUSED:
+            raise ClusterError(f"worker refused to grade: {done.stderr.strip()[-500:]}")
+        if not (tmp / "results.json").exists():
+            raise ClusterError(f"the worker's grader wrote no results (exit {done.returncode}): {done.stderr[-500:]}")
+        return json.loads((tmp / "results.json").read_text())
+
+
+def _notebook_file(path: Path) -> tuple[str, bytes]:
+    """What a worker needs of one submission: its notebook (a .ipynb, an export zip, or a folder's one)."""
+    from . import submission as submission_files
+
+    nb, name = submission_files.load(path)
+    import nbformat
+
+    return name, nbformat.writes(nb).encode()
+
+
+class ClusterRunner:
+    """Runs a batch's jobs on a Dask cluster, with the interface of the local Supervisor."""
+
+    def __init__(self, client, autograder_path: Path, timeouts: dict):
+        self.client, self.timeouts = client, timeouts
+        self.zip = client.scatter(Path(autograder_path).read_bytes(), broadcast=True)
+
+    def run(self, jobs, on_done, prepare=None) -> None:
+        from distributed import as_completed
+
+        from .submission import SubmissionError
+
+        pending, queue = {}, list(jobs)
+        try:
+            while queue or pending:
+                waiting = []
+                for job in queue:
+                    answer = prepare(job) if prepare else "start"
+                    if answer == "wait":
+                        waiting.append(job)
+                    elif answer == "start":
+                        try:
+                            name, data = _notebook_file(job.submission)
+                        except SubmissionError as err:
+                            on_done(job, job.failed(str(err), f"error: {err}"))
+                            continue
+                        future = self.client.submit(grade_on_worker, self.zip, name, data, self.timeouts, pure=False,
+                                                    key=f"attn-ref-{job.key}-{os.urandom(4).hex()}")
+                        pending[future] = job
+                queue = waiting
+                if not pending:
+                    continue
+                done = next(iter(as_completed(list(pending))))
+                job = pending.pop(done)
+                on_done(job, self._result(job, done))
+        finally:
+            for future in pending:
+                future.cancel()
+
+    @staticmethod
+    def _result(job, future) -> dict:
+        from distributed import KilledWorker
+
+        try:
+            return future.result()
+        except KilledWorker:
+            return job.failed("grading it killed its Dask worker again and again", "error: it killed its worker")
+        except Exception as err:  # noqa: BLE001 - a failed task is one failed row
+            return job.failed(f"the cluster could not grade it ({type(err).__name__}: {err})"[:500],
+                              f"error: {type(err).__name__}")

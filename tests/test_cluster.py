@@ -1,0 +1,87 @@
+"""A class on a Dask cluster: the same gradebook as a local run, nothing lost when a worker dies, and no
+grading where kernels could not be isolated."""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import signal
+import threading
+import time
+
+import pytest
+
+from attn_ref.grade.batch import grade_batch
+from attn_ref.grade.sandbox import SandboxPlan
+
+LIMITS = dict(cell_timeout=20, call_timeout=8, notebook_timeout=60)
+
+
+def _rows(path):
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        return sorted((r["name"], r["total"], r["status"]) for r in csv.DictReader(f))
+
+
+@pytest.fixture(scope="module")
+def small_class(release, tmp_path_factory):
+    out, _ = release
+    folder = tmp_path_factory.mktemp("cluster_class")
+    for i in range(3):
+        shutil.copy(out / "solutions/practice/practice.ipynb", folder / f"right_{i}.ipynb")
+    for i in range(2):
+        shutil.copy(out / "assignments/practice/practice.ipynb", folder / f"blank_{i}.ipynb")
+    (folder / "corrupt.ipynb").write_text("{ not json")
+    return folder, out / "autograder/practice-autograder.zip"
+
+
+@pytest.mark.slow
+def test_a_local_cluster_grades_to_the_same_gradebook_as_jobs(small_class, tmp_path):
+    folder, zip_path = small_class
+    local = grade_batch(folder, zip_path, tmp_path / "local", jobs=2, progress=False, **LIMITS)
+    clustered = grade_batch(folder, zip_path, tmp_path / "cluster", cluster="local:2", progress=False, **LIMITS)
+    assert local.graded == clustered.graded == 6
+    assert _rows(tmp_path / "local/grades.csv") == _rows(tmp_path / "cluster/grades.csv")
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_run_loses_nothing(small_class, tmp_path):
+    """Kill one worker process as soon as the first result is written: its submissions are graded again."""
+    import psutil
+
+    folder, zip_path = small_class
+    out = tmp_path / "graded"
+    killed = []
+
+    def kill_a_worker():
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not list((out / "results").glob("*.json")):
+            time.sleep(0.1)
+        workers = [p for p in psutil.Process().children(recursive=True)  # the nannies' worker processes
+                   if "multiprocessing" in " ".join(p.cmdline()) and "attn_ref" not in " ".join(p.cmdline())]
+        if workers:
+            os.kill(workers[-1].pid, signal.SIGKILL)
+            killed.append(workers[-1].pid)
+
+    thread = threading.Thread(target=kill_a_worker, daemon=True)
+    thread.start()
+    report = grade_batch(folder, zip_path, out, cluster="local:2", progress=False, **LIMITS)
+    thread.join(10)
+    assert killed, "no worker process was found to kill"
+    assert report.graded == 6
+    rows = _rows(out / "grades.csv")
+    assert [r for r in rows if r[0].startswith("right")] == [(f"right_{i}", "23", "ok") for i in range(3)]
+
+
+def test_a_worker_refuses_to_grade_unsandboxed(small_class, tmp_path, monkeypatch, capsys):
+    from attn_ref.grade import cli
+
+    unsandboxed = SandboxPlan(python="/usr/bin/python3", fresh_uids=False, bwrap=None)
+    monkeypatch.setattr(cli, "resolve", lambda *args, **kwargs: unsandboxed)
+    folder, zip_path = small_class
+    args = cli.argparse.Namespace(submission=str(folder / "right_0.ipynb"), autograder=str(zip_path), out=None,
+                                  results=str(tmp_path / "r.json"), timeout=60, jobs=None, force=False, cell_timeout=20,
+                                  call_timeout=8, kernel_python=None, namespaces="auto", cluster=None,
+                                  require_isolation=True, export=None, canvas_roster=None, canvas_assignment=None)
+    assert cli.run_grade(args) == 3
+    assert "refusing to grade" in capsys.readouterr().err and not (tmp_path / "r.json").exists()

@@ -148,7 +148,7 @@ examples:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="attn-ref", description=__doc__)
     verbs = parser.add_subparsers(dest="verb", required=True)
-    defaults = argparse.ArgumentDefaultsHelpFormatter
+    defaults = argparse.RawDescriptionHelpFormatter  # every help names its own default
 
     answers = verbs.add_parser("answers", help="print the answer keys of the course's questions assignments",
                                formatter_class=defaults)
@@ -163,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--out", help="folder to write assignments/, solutions/, autograder/ into (default: the repo root)")
     build.add_argument("--course", help="the course folder (default: course/ of this checkout)")
     build.add_argument("--only", help="build one assignment of the registry")
-    build.add_argument("--runner", choices=["cpu", "gpu"], default="cpu", help="Gradescope runner the zip targets")
+    build.add_argument("--runner", choices=["cpu", "gpu"], default="cpu", help="Gradescope runner the zip targets (default: cpu)")
     build.add_argument("--pdf", action="store_true", help="export a PDF with submissions (needs LaTeX on students' machines)")
     build.add_argument("--no-check", action="store_true", help="skip `attn-ref check` (not for a release)")
     build.set_defaults(run=_build)

@@ -1,6 +1,6 @@
-"""Regrading a class: `attn-ref grade DIR --jobs 2` beside a sequential loop of `otter run`.
+"""Regrading a class: `attn-ref grade DIR --jobs 2` and `--cluster local:2` beside a loop of `otter run`.
 
-Run: .venv/bin/python benchmarks/regrade.py [--n 40]. Builds the lab release in a temporary folder, writes
+Run: .venv/bin/python benchmarks/regrade.py [--n 20] [--jobs 2]. Builds the lab release in a temporary folder, writes
 N lab submissions that otter can finish (correct, partly wrong, blank: no infinite loops, since otter has
 no timeout), grades them both ways in one run and prints both times and the ratio. Asserts nothing.
 The otter side uses a plain otter zip of the same questions (the master with otter's own `generate` on).
@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import copy
+import csv
+import os
 import subprocess
 import sys
 import tempfile
@@ -52,10 +54,16 @@ def submissions(solution: Path, blank: Path, folder: Path, n: int) -> list[Path]
     return paths
 
 
+def grades(path: Path) -> list[tuple[str, str, str]]:
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        return sorted((row["name"], row["total"], row["status"]) for row in csv.DictReader(f))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--n", type=int, default=40)
+    parser.add_argument("--n", type=int, default=20)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--no-cluster", action="store_true", help="skip the --cluster local:JOBS row")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -63,11 +71,19 @@ def main() -> None:
         (tmp / "class").mkdir()
         paths = submissions(built.solution, built.student, tmp / "class", args.n)
         otter_zip = plain_otter_zip(tmp)
+        grade = [str(BIN / "attn-ref"), "grade", str(tmp / "class"), "--autograder", str(built.autograder)]
+        rows = []
 
         start = time.perf_counter()
-        subprocess.run([str(BIN / "attn-ref"), "grade", str(tmp / "class"), "--autograder", str(built.autograder),
-                        "--out", str(tmp / "ours"), "--jobs", str(args.jobs)], check=True, capture_output=True)
-        ours = time.perf_counter() - start
+        subprocess.run([*grade, "--out", str(tmp / "jobs"), "--jobs", str(args.jobs)], check=True, capture_output=True)
+        rows.append((f"attn-ref grade --jobs {args.jobs}", time.perf_counter() - start))
+
+        if not args.no_cluster:
+            start = time.perf_counter()
+            subprocess.run([*grade, "--out", str(tmp / "cluster"), "--cluster", f"local:{args.jobs}"], check=True,
+                           capture_output=True)
+            rows.append((f"attn-ref grade --cluster local:{args.jobs}", time.perf_counter() - start))
+            same = grades(tmp / "jobs/grades.csv") == grades(tmp / "cluster/grades.csv")
 
         start = time.perf_counter()
         for path in paths:
@@ -75,10 +91,13 @@ def main() -> None:
             out.mkdir(parents=True)
             subprocess.run([str(BIN / "otter"), "run", "-a", str(otter_zip), "-o", str(out), str(path)], capture_output=True)
         otter = time.perf_counter() - start
-    print(f"{args.n} lab submissions")
-    print(f"attn-ref grade --jobs {args.jobs}: {ours:7.1f} s ({ours / args.n:.2f} s per submission)")
-    print(f"otter run, one by one: {otter:7.1f} s ({otter / args.n:.2f} s per submission)")
-    print(f"ratio: {otter / ours:.2f}x")
+    print(f"{args.n} lab submissions (right, blank and {N_SETS} kinds of bugs); {len(os.sched_getaffinity(0))} cores; "
+          "one run of each, wall time")
+    for label, seconds in rows:
+        print(f"{label:34} {seconds:7.1f} s  {seconds / args.n:5.2f} s per submission  {otter / seconds:5.2f}x the otter loop")
+    print(f"{'otter run, one by one':34} {otter:7.1f} s  {otter / args.n:5.2f} s per submission")
+    if not args.no_cluster:
+        print(f"grades.csv of --jobs and --cluster identical: {same}")
 
 
 if __name__ == "__main__":

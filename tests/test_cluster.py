@@ -71,6 +71,21 @@ def test_a_worker_killed_mid_run_loses_nothing(small_class, tmp_path):
     assert report.graded == 6
     rows = _rows(out / "grades.csv")
     assert [r for r in rows if r[0].startswith("right")] == [(f"right_{i}", "23", "ok") for i in range(3)]
+    # the killed worker's grader ended with it (and ended its kernel) instead of grading on for nobody
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and _worker_graders():
+        time.sleep(0.5)
+    assert not _worker_graders()
+
+
+def _worker_graders():
+    import psutil
+
+    found = []
+    for p in psutil.process_iter(["cmdline"]):
+        if "--require-isolation" in (p.info["cmdline"] or []):
+            found.append(p.pid)
+    return found
 
 
 def test_a_worker_refuses_to_grade_unsandboxed(small_class, tmp_path, monkeypatch, capsys):
@@ -85,3 +100,43 @@ def test_a_worker_refuses_to_grade_unsandboxed(small_class, tmp_path, monkeypatc
                                   require_isolation=True, export=None, canvas_roster=None, canvas_assignment=None)
     assert cli.run_grade(args) == 3
     assert "refusing to grade" in capsys.readouterr().err and not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.slow
+def test_a_workers_grader_ends_with_its_worker(small_class, tmp_path):
+    """The grader a worker started for a hanging notebook: the worker dies, the grader and its kernel end."""
+    import subprocess
+    import sys
+
+    import nbformat
+    import psutil
+
+    from attn_ref.grade.cluster import PARENT_ENV
+
+    folder, zip_path = small_class
+    nb = nbformat.read(str(folder / "blank_0.ipynb"), as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("import time\ntime.sleep(300)"))
+    (tmp_path / "sub").mkdir()
+    nbformat.write(nb, str(tmp_path / "sub/hangs.ipynb"))
+    worker = f"""
+import os, subprocess, sys, time
+env = dict(os.environ, **{{{PARENT_ENV!r}: str(os.getpid())}})
+grader = subprocess.Popen([sys.executable, "-m", "attn_ref", "grade", {str(tmp_path / "sub")!r}, "--autograder",
+                           {str(zip_path)!r}, "--results", {str(tmp_path / "r.json")!r}, "--cell-timeout", "400",
+                           "--timeout", "600"], env=env)
+print(grader.pid, flush=True)
+time.sleep(600)
+"""
+    parent = subprocess.Popen([sys.executable, "-c", worker], stdout=subprocess.PIPE, text=True)
+    grader = psutil.Process(int(parent.stdout.readline()))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(grader.children(recursive=True)) < 3:  # grading process, launcher, kernel
+        time.sleep(0.2)
+    time.sleep(3)  # the kernel is now in its sleep
+    tree = [grader, *grader.children(recursive=True)]
+    assert len(tree) >= 3
+    parent.kill()
+    parent.wait()
+    gone, alive = psutil.wait_procs(tree, timeout=30)
+    assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE], "the grader or its kernel outlived the worker"
+    assert not (tmp_path / "r.json").exists()

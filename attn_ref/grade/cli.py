@@ -6,14 +6,15 @@ import argparse
 import hashlib
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
 from . import settings
 from .batch import grade_batch
 from .canvas import RosterError, read_roster
-from .cleanup import make_undumpable
-from .cluster import REFUSED
+from .cleanup import die_with_parent, make_undumpable
+from .cluster import PARENT_ENV, REFUSED
 from .core import grade
 from .discover import is_batch
 from .gradebook import summary_lines
@@ -69,7 +70,14 @@ def _single_results_path(out: Path, submission: Path) -> tuple[Path, str]:
     return path, digest
 
 
+def _terminated(signum, frame):
+    raise KeyboardInterrupt  # a terminated grader ends its kernels and jails as an interrupted one does
+
+
 def run_grade(args) -> int:
+    signal.signal(signal.SIGTERM, _terminated)
+    if os.environ.get(PARENT_ENV, "").isdigit():  # graded for a Dask worker: ends with it
+        die_with_parent(int(os.environ[PARENT_ENV]))
     if os.geteuid() != 0:
         make_undumpable()  # a kernel running as this user cannot read this process's environment or memory
     submission = Path(args.submission)
@@ -115,14 +123,18 @@ def run_grade(args) -> int:
             print(f"not submissions (no notebook in them): {', '.join(report.not_submissions)}")
         print("\n".join(summary_lines(report.book)))
         return 0
-    if args.results is not None:
-        results = grade(submission, args.autograder, results_path=args.results, plan=plan, **timeouts)
-    else:
-        path, digest = _single_results_path(out, submission)
-        results = grade(submission, args.autograder, results_path=path, plan=plan, write=False, **timeouts)
-        results["extra_data"]["submission_hash"] = digest
-        write_results(path, results)
-        print(f"results: {path}")
+    try:
+        if args.results is not None:
+            results = grade(submission, args.autograder, results_path=args.results, plan=plan, **timeouts)
+        else:
+            path, digest = _single_results_path(out, submission)
+            results = grade(submission, args.autograder, results_path=path, plan=plan, write=False, **timeouts)
+            results["extra_data"]["submission_hash"] = digest
+            write_results(path, results)
+            print(f"results: {path}")
+    except KeyboardInterrupt:
+        print(f"interrupted: {submission} was not graded", file=sys.stderr)
+        return 130
     total = sum(t["max_score"] for t in results["tests"])
     print(f"{submission}: {results['score']:g} / {total:g} ({results['extra_data'].get('status')}; kernel: {plan.mode})")
     for test in results["tests"]:

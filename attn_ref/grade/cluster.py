@@ -18,12 +18,14 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 from pathlib import Path
 
 from .settings import MARGIN
 
 REFUSED = 3  # the exit code of a grader that cannot isolate its kernels (--require-isolation)
+PARENT_ENV = "ATTN_REF_PARENT_PID"  # set for a worker's grader: it ends (and ends its kernels) with the worker
 
 
 class ClusterError(Exception):
@@ -59,7 +61,7 @@ def grade_on_worker(zip_bytes: bytes, notebook_name: str, notebook_bytes: bytes,
         submission = tmp / "submission"
         submission.mkdir()
         (submission / Path(notebook_name).name).write_bytes(notebook_bytes)
-        env = dict(os.environ, PYTHONPATH=str(tmp / "source"))
+        env = dict(os.environ, PYTHONPATH=str(tmp / "source"), **{PARENT_ENV: str(os.getpid())})
         cmd = [sys.executable, "-m", "attn_ref", "grade", str(submission), "--autograder", str(tmp / "autograder.zip"),
                "--results", str(tmp / "results.json"), "--require-isolation"]
         for flag, key in (("--timeout", "budget"), ("--cell-timeout", "cell_timeout"), ("--call-timeout", "call_timeout")):
@@ -115,6 +117,8 @@ class ClusterRunner:
                         pending[future] = job
                 queue = waiting
                 if not pending:
+                    if queue:
+                        time.sleep(0.5)  # every job left is locked by another grader; wait for it
                     continue
                 done = next(iter(as_completed(list(pending))))
                 job = pending.pop(done)

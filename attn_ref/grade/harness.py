@@ -144,6 +144,12 @@ class _Watch:
         watch = self
 
         class Mode(TorchDispatchMode):
+            @classmethod
+            def _should_skip_dynamo(cls):
+                # Else torch wraps __torch_dispatch__ for torch.compile, and the first call imports
+                # torch._dynamo (about a CPU-second per submission); the tripwire never compiles.
+                return False
+
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
                 if _forbidden(func):
                     watch.forbidden_called.add(_op_names(func).split()[0])

@@ -1,7 +1,6 @@
 import math
 import time
 
-import matplotlib.pyplot as plt
 import numpy as np
 import torch
 

@@ -1,4 +1,6 @@
 # Toy embeddings: "it" is built to resemble "cat", so its query should find cat's key.
+import matplotlib.pyplot as plt  # here, not in the setup cell: grading skips these cells
+
 words = ["The", "cat", "sat", "on", "the", "mat", "because", "it"]
 g = torch.Generator().manual_seed(0)
 emb = torch.randn(len(words), 16, generator=g)

@@ -140,3 +140,41 @@ time.sleep(600)
     gone, alive = psutil.wait_procs(tree, timeout=30)
     assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE], "the grader or its kernel outlived the worker"
     assert not (tmp_path / "r.json").exists()
+
+
+@pytest.mark.slow
+def test_a_submission_graded_in_a_batch_scores_as_when_graded_alone(release, tmp_path):
+    """Kernels started one after another in one supervisor share nothing: every entry of every result of
+    a --jobs 2 batch equals grading that submission alone (timings and the kernel's uid aside)."""
+    import json
+
+    import nbformat
+    from course_units import bug_set
+
+    from attn_ref.grade.core import grade
+
+    out, _ = release
+    zip_path = out / "autograder/lab-autograder.zip"
+    folder = tmp_path / "class"
+    folder.mkdir()
+    solution = nbformat.read(str(out / "solutions/lab/lab.ipynb"), as_version=4)
+    shutil.copy(out / "solutions/lab/lab.ipynb", folder / "right.ipynb")
+    shutil.copy(out / "assignments/lab/lab.ipynb", folder / "blank.ipynb")
+    for k in (0, 1):
+        nb = nbformat.from_dict(json.loads(json.dumps(solution)))
+        for _, marker, source, _ in bug_set(k).values():
+            for cell in nb.cells:
+                if cell.cell_type == "code" and marker in cell.source:
+                    cell.source = source
+        nbformat.write(nb, str(folder / f"bugs_{k}.ipynb"))
+    grade_batch(folder, zip_path, tmp_path / "graded", jobs=2, progress=False, **LIMITS)
+
+    def comparable(results):
+        return (results["score"], results["extra_data"]["status"], results["extra_data"]["seed"],
+                [(t["name"], t["score"], t["output"]) for t in results["tests"]])
+
+    for path in sorted(folder.glob("*.ipynb")):
+        batch = json.loads((tmp_path / "graded/results" / f"{path.stem}.json").read_text())
+        alone = grade(path, zip_path, write=False, **LIMITS)
+        assert comparable(batch) == comparable(alone), path.name
+    assert len({json.loads(p.read_text())["score"] for p in (tmp_path / "graded/results").glob("*.json")}) >= 3

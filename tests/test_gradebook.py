@@ -180,6 +180,21 @@ def test_the_integrity_report(export):
     assert "Grace Hopper" in differs and "Alan Turing" not in differs  # 23 here, 20 on Gradescope
 
 
+def test_similarity_with_a_function_starter_excludes_the_starter():
+    """The lab's units start from a function stub: its fingerprints are boilerplate, copies still show."""
+    from attn_ref.grade.report import similar_pairs
+
+    starter = 'def softmax(x, axis=-1):\n    """Softmax of a NumPy array along axis, stable for large inputs."""\n    ...\n'
+    copied = starter.replace("    ...\n", "    shifted = x - np.max(x, axis=axis, keepdims=True)\n"
+                             "    exps = np.exp(shifted)\n    return exps / np.sum(exps, axis=axis, keepdims=True)\n")
+    other = starter.replace("    ...\n", "    m = x.max(axis=axis, keepdims=True)\n    total = 0\n"
+                            "    e = np.exp(x - m)  # overflow-free\n    total = e.sum(axis=axis, keepdims=True)\n"
+                            "    return e / total\n")
+    pairs = similar_pairs({"ada": copied, "grace": copied.replace("exps", "e_x"), "alan": other, "stub": starter}, starter)
+    assert pairs and pairs[0][:2] == ("ada", "grace") and pairs[0][2] > 0.9
+    assert all("stub" not in (a, b) for a, b, *_ in pairs)
+
+
 # ---- the command ---------------------------------------------------------------------------------------
 
 def _cli(*args, cwd=None, **kwargs):

@@ -114,7 +114,10 @@ def write_gradebook(out: Path, subs: list[Submission], checks: dict, canvas: dic
         _summary_png(out / "summary.png", book)
         from .report import write_report
 
-        write_report(out / "report.html", book)
+        try:
+            write_report(out / "report.html", book)
+        except Exception as err:  # noqa: BLE001 - grades.csv is written; the report is for reading
+            book.warnings.append(f"report.html could not be written ({type(err).__name__}: {str(err)[:200]})")
         if canvas:
             from .canvas import write_canvas
 

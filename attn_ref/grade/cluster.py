@@ -68,11 +68,20 @@ def grade_on_worker(zip_bytes: bytes, notebook_name: str, notebook_bytes: bytes,
             if timeouts.get(key) is not None:
                 cmd += [flag, str(timeouts[key])]
         budget = float(timeouts.get("budget") or 480.0)
-        done = subprocess.run(cmd, env=env, cwd=tmp, capture_output=True, text=True, timeout=budget + MARGIN + 60)
-        if done.returncode == REFUSED:
-            raise ClusterError(f"worker refused to grade: {done.stderr.strip()[-500:]}")
+        with subprocess.Popen(cmd, env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as grader:
+            try:  # the grader keeps its own budget; this is the backstop
+                _, stderr = grader.communicate(timeout=budget + MARGIN + 60)
+            except subprocess.TimeoutExpired:
+                grader.terminate()  # SIGTERM: it ends its kernels on the way out
+                try:
+                    _, stderr = grader.communicate(timeout=20)
+                except subprocess.TimeoutExpired:
+                    grader.kill()
+                    _, stderr = grader.communicate()
+        if grader.returncode == REFUSED:
+            raise ClusterError(f"worker refused to grade: {stderr.strip()[-500:]}")
         if not (tmp / "results.json").exists():
-            raise ClusterError(f"the worker's grader wrote no results (exit {done.returncode}): {done.stderr[-500:]}")
+            raise ClusterError(f"the worker's grader wrote no results (exit {grader.returncode}): {stderr[-500:]}")
         return json.loads((tmp / "results.json").read_text())
 
 

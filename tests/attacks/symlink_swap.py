@@ -30,6 +30,8 @@ def _reachable():
         if base and os.path.isdir(base):
             for root, dirs, files in os.walk(base):
                 paths.update(os.path.join(root, n) for n in dirs + files)
+                # only a folder it can write holds entries it can swap: the rest of the machine is not walked
+                dirs[:] = [d for d in dirs if os.access(os.path.join(root, d), os.W_OK | os.X_OK)]
     return paths
 
 

@@ -30,7 +30,7 @@ from .results import failed_results, record, results_name, write_results, writte
 from .sandbox import Jail, SandboxError, SandboxPlan, resolve
 from .session import BudgetExhausted, NotebookSession, runnable_cells
 from .settings import MARGIN, Limits
-from .watchdog import DISK_TRIP_FILE, Job, Supervisor
+from .watchdog import DISK_TRIP_FILE, Job, Supervisor, run_alone
 
 MAX_CODE = 1 << 20  # the code cells together (not the notebook: honest notebooks embed plots)
 GRADERS = {"questions": grade_questions, "functions": grade_functions}  # one per unit kind
@@ -183,9 +183,5 @@ def grade_under_seeds(submission_path, autograder, seeds: list[int], *, plan: Sa
                 per_seed[str(seed)] = {t["name"].split(":")[0]: t for t in grade_functions(ctx).tests}
         return {"per_seed": per_seed}
 
-    done: list[dict] = []
-    Supervisor(plan).run([Job("seeds", run, lambda reason, status: {"error": reason}, budget)],
-                         lambda job, results: done.append(results))
-    if "per_seed" not in done[0]:
-        raise RuntimeError(f"the notebook could not be graded under seeds: {done[0].get('error')}")
-    return {int(seed): tests for seed, tests in done[0]["per_seed"].items()}
+    per_seed = run_alone(plan, "seeds", run, budget, "per_seed")
+    return {int(seed): tests for seed, tests in per_seed.items()}

@@ -13,7 +13,7 @@ from . import submission
 from .core import limits_from, prepare, running
 from .functions import grade_task
 from .sandbox import Jail, SandboxPlan
-from .watchdog import Job, Supervisor
+from .watchdog import run_alone
 
 
 def probe_mutants(notebook_path, autograder, mutants: dict[str, list[tuple[str, str]]], *,
@@ -39,10 +39,4 @@ def probe_mutants(notebook_path, autograder, mutants: dict[str, list[tuple[str, 
                     ctx.session.kernel.run(own, timeout=limits.cell)
         return {"mutants": verdicts}
 
-    done: list[dict] = []
-    Supervisor(plan).run([Job("mutants", run, lambda reason, status: {"error": reason}, budget)],
-                         lambda job, results: done.append(results))
-    if "mutants" not in done[0]:
-        raise RuntimeError(f"the mutants could not be probed: {done[0].get('error')}")
-    return done[0]["mutants"]
-
+    return run_alone(plan, "mutants", run, budget, "mutants")

@@ -284,3 +284,14 @@ class Supervisor:
     def stop(self) -> None:
         """Start nothing new; what runs is ended by the caller leaving ``run`` (or finishes)."""
         self.stopping = True
+
+
+def run_alone(plan: SandboxPlan, label: str, run: Callable[[Jail], dict], budget: float, key: str):
+    """``run(jail)[key]``, computed in a grading process of its own under a supervisor (for tools that
+    grade one notebook many ways: seeds, mutants); RuntimeError with the reason if it did not finish."""
+    done: list[dict] = []
+    Supervisor(plan).run([Job(label, run, lambda reason, status: {"error": reason}, budget)],
+                         lambda job, results: done.append(results))
+    if key not in done[0]:
+        raise RuntimeError(f"{label}: the notebook could not be graded ({done[0].get('error')})")
+    return done[0][key]

@@ -9,6 +9,7 @@ folders from the jail; a kernel that hangs past an interrupt is restarted.
 from __future__ import annotations
 
 import queue
+import secrets
 import shutil
 import time
 from dataclasses import dataclass
@@ -63,7 +64,9 @@ class Kernel:
     def _start(self) -> None:
         self.generation += 1
         jail, plan = self.jail, self.jail.plan
-        folder = self.folder = make_private_dir(jail.base, f"start-{self.generation}")
+        # unguessable: the jail's base cannot be listed, so no later kernel of a reused uid finds this
+        # folder (with the notebook in it) if a killed grader ever leaves it behind
+        folder = self.folder = make_private_dir(jail.base, f"start-{self.generation}-{secrets.token_hex(8)}")
         self.workdir = jail.kernel_dir(folder, "work", {self.notebook[0]: self.notebook[1]})
         tmpdir = jail.kernel_dir(folder, "tmp")
         conn_dir = make_private_dir(folder, "conn")

@@ -651,7 +651,7 @@ if os.fork() == 0:
         shutil.copy(out / "solutions/lab/lab.ipynb", folder / f"{name}.ipynb")
     report = grade_batch(folder, out / "autograder/lab-autograder.zip", tmp_path / "graded", jobs=1, progress=False,
                          plan=resolve(namespaces="off"), **FAST)
-    totals = {row["name"]: float(row["total"]) for row in report.rows}
+    totals = {row["name"]: float(row["total"]) for row in report.book.rows}
     assert totals == {"a_hostile": 0, "b_honest": 80, "c_honest": 80}
     uids = {json.loads(p.read_text())["extra_data"]["kernel"]["uid"] for p in (tmp_path / "graded" / "results").iterdir()}
     assert not Path("/dev/shm/stolen").exists() and not kernel_uid_processes(uids)

@@ -9,6 +9,8 @@ TARGET = "__TARGET__"
 
 
 def _swap(path):
+    if not os.access(os.path.dirname(path) or "/", os.W_OK | os.X_OK):
+        return  # an entry of a folder it cannot write cannot be replaced (and is not worth walking)
     for link in (os.symlink, os.link):
         try:
             if os.path.isdir(path) and not os.path.islink(path):

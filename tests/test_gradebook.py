@@ -293,3 +293,15 @@ def test_a_pdf_that_cannot_be_made_says_so_and_the_zip_is_still_made(release, tm
     output = _run_export(_practice(release, "blank"), tmp_path, before=breaks_matplotlib)
     assert "written_answers.pdf could NOT be made (ModuleNotFoundError" in output and "The zip is still made" in output
     assert list(tmp_path.glob("practice_*.zip")) and not (tmp_path / "written_answers.pdf").exists()
+
+
+def test_finding_a_units_code_is_linear_in_the_cell(tmp_path):
+    """A cell of 900,000 blank lines (under the code cap) took hours with ``^\\s*def`` in the TA's process."""
+    import subprocess
+    import sys
+
+    script = ("import nbformat\nfrom attn_ref.grade.report import unit_code\n"
+              "nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('\\n' * 900_000 + 'x = 1')])\n"
+              "assert unit_code(nb, {'function': 'softmax'}) == ''\n"
+              "assert len(unit_code(nb, {'answers': [{'name': 'x'}]})) == 20_000  # found, and capped\n")
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)  # quadratic would take hours

@@ -13,7 +13,6 @@ import fcntl
 import os
 import pwd
 import random
-import shutil
 import signal
 import stat
 import tempfile
@@ -21,6 +20,8 @@ import time
 from pathlib import Path
 
 import psutil
+
+from .safeio import remove_tree
 
 UID_RANGE_ENV = "ATTN_REF_UID_RANGE"  # "first-last"
 DEFAULT_UID_RANGE = (61000, 64999)  # above login.defs' UID_MAX, below nobody, inside a container's mapping
@@ -288,7 +289,7 @@ def _remove_entry(folder: Path, name: str, is_dir: bool) -> None:
     dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
         if is_dir:
-            shutil.rmtree(name, dir_fd=dir_fd, ignore_errors=True)  # fd-based: never follows a link
+            remove_tree(name, dir_fd=dir_fd)  # relative to the folder's descriptor: never follows a link
         else:
             os.unlink(name, dir_fd=dir_fd)
     except OSError:

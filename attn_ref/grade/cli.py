@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import signal
+import stat
 import sys
 from pathlib import Path
 
@@ -48,6 +49,15 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--export", choices=["canvas"], help="also write a gradebook import file (a class only)")
     parser.add_argument("--canvas-roster", help="the course's Canvas gradebook export (CSV): its IDs match the rows")
     parser.add_argument("--canvas-assignment", help="the Canvas column to fill, e.g. 'Lab 3.1 (12345)' (default: the assignment's title)")
+
+
+def _readable_by_others(path: Path) -> bool:
+    """Whether a user other than its owner can read the autograder (a file, or any file in a folder)."""
+    try:
+        paths = [path] if path.is_file() else [path, *path.rglob("*")]
+        return any(p.stat().st_mode & stat.S_IROTH for p in paths if not p.is_symlink())
+    except OSError:
+        return False
 
 
 def _has_notebook(path: Path) -> bool:
@@ -97,6 +107,10 @@ def run_grade(args) -> int:
         return REFUSED
     for warning in plan.warnings:
         print(f"attn-ref grade: {warning}", file=sys.stderr)
+    if plan.fresh_uids and not plan.bwrap and _readable_by_others(Path(args.autograder)):
+        print(f"attn-ref grade: {args.autograder} can be read by every user, so by the kernels too (their uid is not "
+              "yours, but without namespaces they see this machine's files and this command line): "
+              f"chmod -R go-rwx {args.autograder}", file=sys.stderr)
     out = Path(args.out or DEFAULT_OUT)
     canvas = None
     if args.export == "canvas":

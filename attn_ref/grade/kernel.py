@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import queue
 import secrets
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +19,7 @@ from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 
 from ..protocol import Status, cap
-from .safeio import is_kernel_socket, lock_dir, make_private_dir
+from .safeio import is_kernel_socket, lock_dir, make_private_dir, remove_tree
 from .sandbox import Jail, kernel_argv, write_launcher_files
 from .settings import KERNEL_START_TIMEOUT
 
@@ -195,7 +194,7 @@ class Kernel:
             self.km = None
         self.jail.kill_processes()
         if self.folder is not None:
-            shutil.rmtree(self.folder, ignore_errors=True)  # fd-based: never follows the kernel's links
+            remove_tree(self.folder)  # never follows the kernel's links, however deep its folders go
         if self.context is not None:
             self.context.destroy(linger=0)
             self.context = None

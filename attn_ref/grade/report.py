@@ -26,16 +26,20 @@ THRESHOLD = 0.75  # the share of a submission's tokens found in another's
 NOISE = 25  # copydetect's k: matches shorter than this many characters are noise
 GUARANTEE = 30  # matches this long are always found
 MIN_CODE = 80  # characters of code (starter excluded) below which a unit is not compared
+MAX_CODE = 20_000  # characters of a unit's code compared: far above any honest answer, and bounds the work
 
 
 def unit_code(nb, unit: dict) -> str:
-    """The code a submission wrote for one unit: the cell(s) defining its function or assigning its answers."""
+    r"""The code a submission wrote for one unit: the cell(s) defining its function or assigning its answers.
+
+    Patterns match within a line only (``[ \t]``, never ``\s``): ``^\s*`` across a cell of blank lines is
+    quadratic, and a submission chooses its cells."""
     if "function" in unit:
-        pattern = re.compile(rf"^\s*def\s+{re.escape(unit['function'])}\s*\(", re.M)
+        pattern = re.compile(rf"^[ \t]*def[ \t]+{re.escape(unit['function'])}[ \t]*\(", re.M)
     else:
         names = "|".join(re.escape(a["name"]) for a in unit["answers"])
-        pattern = re.compile(rf"^\s*({names})\s*=", re.M)
-    return "\n\n".join(c.source for c in nb.cells if c.cell_type == "code" and pattern.search(c.source))
+        pattern = re.compile(rf"^[ \t]*({names})[ \t]*=", re.M)
+    return "\n\n".join(c.source for c in nb.cells if c.cell_type == "code" and pattern.search(c.source))[:MAX_CODE]
 
 
 def _fingerprint(code: str, boilerplate):

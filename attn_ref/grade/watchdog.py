@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import select
-import shutil
 import signal
 import sys
 import tempfile
@@ -26,6 +25,7 @@ from pathlib import Path
 import psutil
 
 from . import cleanup
+from .safeio import remove_tree
 from .sandbox import Jail, SandboxPlan
 from .settings import MARGIN
 
@@ -187,11 +187,16 @@ class Supervisor:
         return set(self.running) | self._before
 
     def _end_jail(self, jail: Jail) -> None:
+        """Whatever the kernel left (processes, files), however it left it, costs neither this result nor the batch."""
         try:
             jail.end(self._spare())
+        except Exception as err:  # noqa: BLE001
+            print(f"attn-ref: cleaning up after a kernel failed ({type(err).__name__}); going on", file=sys.stderr)
         finally:
-            self._sweep_orphans()
-            shutil.rmtree(jail.base, ignore_errors=True)
+            try:
+                self._sweep_orphans()
+            finally:
+                remove_tree(jail.base)
 
     def _sweep_orphans(self) -> None:
         """Processes that came back to this subreaper from a finished grading: ended (user mode)."""

@@ -46,7 +46,8 @@ environment has no attn_ref), and the builder writes what the grader reads. Two 
      "projected_rows": {"W_k": 16, ...},   # only when count_projections
      "autograd_used": true,                # torch: whether backward or autograd.grad ran during the call
      "forbidden_called": ["scaled_dot_product_attention", ...]}
-    {"protocol": 1, "ok": false, "error": "ValueError: ...", "forbidden_called": [...]}
+    {"protocol": 1, "ok": false, "error": "ValueError: ...", "forbidden_called": [...],
+     "meta_values_read": true}              # the call failed reading values that meta tensors do not have
 
     OUTPUT = {"kind": "tensor" | "ndarray", "dtype": "float32", "device": "cpu", "shape": [2, 3],
               "file": "out0.npy" | null}
@@ -173,6 +174,7 @@ class CallReply:
     projected_rows: dict | None = None
     autograd_used: bool = False
     forbidden_called: tuple[str, ...] = ()
+    meta_values_read: bool = False
 
 
 def _output(raw, prefix: str) -> Output:
@@ -210,7 +212,8 @@ def parse_call_reply(data: bytes) -> CallReply:
              "the reply's forbidden calls are not a list of names")
     forbidden = tuple(cap(f, 100) for f in forbidden)
     if not ok:
-        return CallReply(False, error=cap(reply.get("error")) or "the call failed", forbidden_called=forbidden)
+        return CallReply(False, error=cap(reply.get("error")) or "the call failed", forbidden_called=forbidden,
+                         meta_values_read=reply.get("meta_values_read") is True)
     form, count, outputs = reply.get("form"), reply.get("count"), reply.get("outputs")
     _require(form in ("tuple", "list", "single"), "the reply does not say what came back")
     _require(isinstance(outputs, list) and len(outputs) <= MAX_OUTPUTS, "the reply's outputs are not a short list")

@@ -200,6 +200,32 @@ q1_lstm_sequential_steps = Trigger()
     assert local(practice, "practice", namespaces)["score"] == 0
 
 
+@BOTH
+def test_stubs_that_only_get_shapes_devices_and_sums_right_score_nothing(release, local, namespaces):
+    """Probes of a property alone (the device of meta tensors, weights that sum to 1) earn points only
+    next to a probe that matched the reference's values; meta probes check shapes too."""
+    stubs = {
+        "def softmax(": "def softmax(x, axis=-1):\n    return np.full_like(x, 1.0 / x.shape[axis])",
+        "def additive_attention(": "def additive_attention(query, keys, W_q, W_k, v):\n"
+                                   "    return np.zeros(keys.shape[1]), np.full(keys.shape[0], 1.0 / keys.shape[0])",
+        "def scaled_dot_product_attention(": "def scaled_dot_product_attention(q, k, v, mask=None):\n"
+                                             "    return q.new_zeros(*q.shape[:-1], v.shape[-1]), q.new_zeros(*q.shape[:-1], k.shape[-2])",
+        "def causal_mask(": "def causal_mask(T, device=None):\n    return torch.zeros(T, T, dtype=torch.bool, device=device)",
+        "def self_attention(": "def self_attention(x, W_q, W_k, W_v, causal=True):\n"
+                               "    return x.new_zeros(*x.shape[:-1], W_v.shape[-1]), x.new_zeros(*x.shape[:-1], x.shape[-2])",
+        "def decode_with_kv_cache(": "def decode_with_kv_cache(x, W_q, W_k, W_v):\n    return x.new_zeros(*x.shape[:-1], W_v.shape[-1])",
+        "def sliding_window_mask(": "def sliding_window_mask(T, window, device=None):\n"
+                                    "    return torch.zeros(T, T, dtype=torch.bool, device=device)",
+        "def rnn_gradient_norm(": "def rnn_gradient_norm(T, factor):\n    return 0.0",
+    }
+    nb = notebook(release, "lab", "blank")
+    for marker, source in stubs.items():
+        nb = replaced(nb, marker, source)
+    results = local(nb, "lab", namespaces)
+    assert results["score"] == 0, json.dumps(results["tests"], indent=1)
+    assert "not credited" in visible_text(results)
+
+
 # ---- attacks on the lab's probes ---------------------------------------------------------------------
 
 def test_infinite_loops_in_a_task_and_in_a_cell(release, local):
@@ -656,6 +682,27 @@ if os.fork() == 0:
     uids = {json.loads(p.read_text())["extra_data"]["kernel"]["uid"] for p in (tmp_path / "graded" / "results").iterdir()}
     assert not Path("/dev/shm/stolen").exists() and not kernel_uid_processes(uids)
     assert (tmp_path / "graded" / "grades.csv").stat().st_mode & 0o077 == 0
+
+
+@ROOT_ONLY
+@BOTH
+def test_folders_too_deep_to_remove_by_recursion_cost_only_their_own_submission(release, tmp_path, namespaces):
+    """Cleanup removes trees without recursion; and a cleanup that fails never ends the batch."""
+    from attn_ref.grade.batch import grade_batch
+
+    out, _ = release
+    folder = tmp_path / "class"
+    folder.mkdir()
+    nbformat.write(appended(notebook(release, "lab", "blank"), attack("deep_folders")), str(folder / "a_deep.ipynb"))
+    shutil.copy(out / "solutions/lab/lab.ipynb", folder / "b_honest.ipynb")
+    report = grade_batch(folder, out / "autograder/lab-autograder.zip", tmp_path / "graded", jobs=1, progress=False,
+                         plan=resolve(namespaces=namespaces), **FAST)
+    totals = {row["name"]: float(row["total"]) for row in report.book.rows}
+    assert totals == {"a_deep": 0, "b_honest": 80}
+    assert (tmp_path / "graded" / "grades.csv").exists()
+    uids = {json.loads(p.read_text())["extra_data"]["kernel"]["uid"] for p in (tmp_path / "graded" / "results").iterdir()}
+    left = [p for root in ("/tmp", "/var/tmp", "/dev/shm") for p in Path(root).glob("deep-*") if p.lstat().st_uid in uids]
+    assert not left and not kernel_uid_processes(uids)
 
 
 # ---- a TA as an ordinary user --------------------------------------------------------------------------

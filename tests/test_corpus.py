@@ -34,7 +34,8 @@ def _top_level_names(source: str) -> set[str]:
 
 def corpus_groups() -> list[dict[str, Path]]:
     """The corpus packed into notebooks: at most one file per task in each, and no two files in one
-    notebook that define the same helper name (a later cell would replace an earlier one's helper)."""
+    notebook that define the same helper name (a later cell would replace an earlier one's helper, or an
+    earlier task's function that a later file redefines for itself)."""
     groups: list[tuple[dict[str, Path], set[str]]] = []
     for task in sorted(FUNCTIONS):
         for path in sorted((CORPUS / task).glob("*.py")):
@@ -42,10 +43,10 @@ def corpus_groups() -> list[dict[str, Path]]:
             for files, taken in groups:
                 if task not in files and not names & taken:
                     files[task] = path
-                    taken |= names
+                    taken |= names | {FUNCTIONS[task]}
                     break
             else:
-                groups.append(({task: path}, set(names)))
+                groups.append(({task: path}, names | {FUNCTIONS[task]}))
     return [files for files, _ in groups]
 
 

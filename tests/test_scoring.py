@@ -216,3 +216,66 @@ def test_tolerance_is_relative_to_the_tensors_scale_and_messages_hide_values():
     ok, message = compare_array("out", np.zeros_like(ref), ref, 1e-5, 1e-5, "float64 on cpu", {})
     assert not ok and "= 1.0e+00" in message and "float64 on cpu" in message
     assert f"{np.abs(ref).max():.2e}" not in message and f"{np.abs(ref).max():.1e}" not in message
+
+
+# ---- meta tensors have no values -----------------------------------------------------------------
+
+_FAILED_READING_VALUES = {"protocol": 1, "ok": False, "error": "RuntimeError: Tensor.item() cannot be called on meta tensors"}
+
+
+@pytest.mark.parametrize("device, flagged, passes", [
+    ("meta", True, True),    # an `if` on a tensor: sound code that meta tensors cannot run; not a device bug
+    ("meta", False, False),  # any other failure on meta tensors is one
+    ("cpu", True, False),    # the flag means nothing off meta: a failed call fails
+])
+def test_reading_values_of_meta_tensors_is_no_evidence_of_a_device_bug(tmp_path, device, flagged, passes):
+    from attn_ref.grade.scoring import Observation, check_probe
+
+    raw = dict(_FAILED_READING_VALUES, **({"meta_values_read": True} if flagged else {}))
+    reply = parse_call_reply(json.dumps(raw).encode())
+    assert reply.meta_values_read is flagged
+    task = {"name": "c3", "framework": "torch", "outputs": ["out", "weights"]}
+    probe = {"device": device, "dtype": "float64", "checks": ["matches_reference"], "options": {}}
+    ok, message = check_probe(task, probe, [], None, Observation(reply, tmp_path, None))
+    assert ok is passes
+    assert ("not checked" in message) if passes else ("meta tensors" in message)
+
+
+def test_only_an_earlier_function_that_lost_points_is_stood_in_for():
+    from attn_ref.grade.functions import lost_points, stand_ins
+
+    units = {"c3": {"function": "scaled_dot_product_attention", "substitute": "def scaled_dot_product_attention(...): ..."},
+             "c4": {"function": "causal_mask", "substitute": "def causal_mask(...): ..."}}
+    c5 = {"name": "c5", "builds_on": ["c3", "c4"]}
+    graded = [{"name": "c3: Scaled dot-product attention", "score": 10, "max_score": 10},
+              {"name": "c4: A causal mask", "score": 8, "max_score": 10}]
+    lost = lost_points(c5, graded)
+    assert lost == ["c4"]  # the student's own c3 (extra parameters and all) stays bound
+    assert stand_ins(c5, units, lost) == {"causal_mask": units["c4"]["substitute"]}
+
+
+def test_a_dtype_the_saved_values_do_not_have_is_malformed(tmp_path):
+    """A reply that calls float64 values float32 (an ndarray subclass with a lying dtype) fails the dtype probe."""
+    from attn_ref.grade.scoring import Observation, check_probe
+
+    np.save(tmp_path / "out0.npy", np.ones((2, 3)), allow_pickle=False)  # float64 on disk
+    claim = {"protocol": 1, "ok": True, "form": "single", "count": 1,
+             "outputs": [{"kind": "ndarray", "dtype": "float32", "device": "cpu", "shape": [2, 3], "file": "out0.npy"}]}
+    obs = Observation(parse_call_reply(json.dumps(claim).encode()), tmp_path, None)
+    task = {"name": "c1", "framework": "numpy", "outputs": ["out"]}
+    probe = {"device": "cpu", "dtype": "float32", "checks": ["dtype_kept"], "options": {}}
+    ok, message = check_probe(task, probe, [], None, obs)
+    assert not ok and "do not match its description" in message
+
+
+def test_a_property_alone_is_credited_only_beside_a_value_that_matched():
+    from attn_ref.grade.functions import credit_properties_on_evidence
+
+    value = {"device": "cpu", "checks": ["matches_reference"]}
+    prop = {"device": "cpu", "checks": ["rows_sum_to_one"]}
+    meta = {"device": "meta", "checks": ["device_kept"]}
+    lines = [(False, "values", 4, "differs"), (True, "sums to 1", 2, ""), (True, "device", 1, "")]
+    credited = credit_properties_on_evidence(lines, [value, prop, meta])
+    assert [ok for ok, *_ in credited] == [False, False, False] and "not credited" in credited[1][3]
+    lines[0] = (True, "values", 4, "")
+    assert credit_properties_on_evidence(lines, [value, prop, meta]) == lines

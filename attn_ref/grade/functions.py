@@ -16,6 +16,7 @@ from .results import entry, unit_name
 from .safeio import UnsafeReply
 from .session import BudgetExhausted
 
+VALUE_CHECKS = ("matches_reference", "precision_kept")  # comparators that compare values with the reference
 MAX_CRASHES = 2  # probes of one task that may kill the kernel before the rest of the task is skipped
 
 
@@ -52,9 +53,16 @@ def call_files(task: dict, probe: dict, args: list[Arg], substitutes: dict) -> d
     return files
 
 
-def stand_ins(task: dict, by_name: dict) -> dict[str, str]:
-    """{function: source} of the earlier units this one builds on, bound while its probes run."""
-    return {by_name[name]["function"]: by_name[name]["substitute"] for name in task.get("builds_on", [])
+def lost_points(task: dict, graded: list[dict]) -> list[str]:
+    """The earlier units this one builds on that lost points in their own entries."""
+    return [name for name in task.get("builds_on", [])
+            if any(unit_name(t) == name and t["score"] < t["max_score"] for t in graded)]
+
+
+def stand_ins(task: dict, by_name: dict, lost: list[str]) -> dict[str, str]:
+    """{function: source} of the earlier units this one builds on that lost points, bound while its probes
+    run. One that scored full stays the student's own (with any extra parameters it has)."""
+    return {by_name[name]["function"]: by_name[name]["substitute"] for name in lost
             if by_name.get(name, {}).get("substitute")}
 
 
@@ -79,12 +87,29 @@ def run_probe(ctx: GradingContext, task: dict, probe: dict, args: list[Arg], ref
     return ok, message, reply.forbidden_called, Status.OK
 
 
+def compares_values(probe: dict) -> bool:
+    return probe["device"] != "meta" and any(c in VALUE_CHECKS for c in probe["checks"])
+
+
+def credit_properties_on_evidence(lines: list[tuple], probes: list[dict]) -> list[tuple]:
+    """A probe that checks only a property (a device, rows that sum to 1) earns its points only when some
+    probe of the task matched the reference's values: a stub that returns the right shape on the right
+    device, or uniform weights, has not done the task."""
+    if any(ok for (ok, *_), probe in zip(lines, probes) if compares_values(probe)):
+        return lines
+    return [(False, label, points, "not credited: no probe of this task matched the reference's values, and a "
+             "property alone is not the task") if ok and not compares_values(probe) else (ok, label, points, message)
+            for (ok, label, points, message), probe in zip(lines, probes)]
+
+
 def grade_task(ctx: GradingContext, t_index: int, task: dict, by_name: dict, graded: list[dict]) -> tuple[dict, dict, bool]:
     """One task's entry, its probe report lines and forbidden calls, and whether a probe timed out."""
     cuda = bool(ctx.env.get("cuda"))
     static_hits = ctx.analysis.forbidden.get(task["name"], [])
-    substitutes = stand_ins(task, by_name)
+    lost = lost_points(task, graded)
+    substitutes = stand_ins(task, by_name, lost)
     lines, tripped, report, hung, timed_out, crashes = [], set(), [], False, False, 0
+    ran = []  # the probe of each line
     for p_index, probe in enumerate(task["probes"]):
         if probe["device"] == "cuda" and not cuda:
             continue  # no GPU on this runner: the line is left out of the score and the maximum
@@ -93,9 +118,10 @@ def grade_task(ctx: GradingContext, t_index: int, task: dict, by_name: dict, gra
             why = "not run: an earlier probe of this task did not finish" if hung else why
             why = "not run: earlier probes of this task crashed the kernel" if crashes >= MAX_CRASHES else why
             lines.append((False, probe["name"], probe["points"], why))
+            ran.append(probe)
             continue
         args = generate(probe, np.random.default_rng([ctx.seed, t_index, p_index]))
-        reference = None if probe["device"] == "meta" else reference_outputs(ctx.autograder.reference(task["reference"]), args)
+        reference = reference_outputs(ctx.autograder.reference(task["reference"]), args)  # meta probes: its shapes
         stats: dict = {}
         try:
             ok, message, forbidden, status = run_probe(ctx, task, probe, args, reference, substitutes, stats)
@@ -108,15 +134,17 @@ def grade_task(ctx: GradingContext, t_index: int, task: dict, by_name: dict, gra
         crashes += status is Status.DEAD
         timed_out |= hung
         lines.append((ok, probe["name"], probe["points"], message))
+        ran.append(probe)
+    lines = credit_properties_on_evidence(lines, ran)
     if tripped:  # the tripwire saw a forbidden call, however it was reached: the task scores 0
         names = sorted(tripped)
         lines = [(False, label, points, f"called {', '.join(names)}, which this task does not allow") for _, label, points, _ in lines]
     result = entry(task, lines, ctx.checks["visibility"], cuda)
-    lost = [name for name in task.get("builds_on", []) if any(unit_name(t) == name and t["score"] < t["max_score"] for t in graded)]
-    if lost and substitutes:
-        functions = ", ".join(f"{by_name[n]['function']} ({n})" for n in lost)
+    if substitutes:
+        functions = ", ".join(f"{by_name[n]['function']} ({n})" for n in lost if by_name[n].get("substitute"))
         result["output"] += (f"\nNote: your {functions} lost points there; a correct one stood in for it while "
-                             f"{task['name']} was graded, so those mistakes are charged once.")
+                             f"{task['name']} was graded, so its mistakes are charged once (helpers of your own that "
+                             f"both use are not replaced).")
     forbidden = sorted(set(static_hits) | tripped)
     return result, {"probes": report, "forbidden": forbidden}, timed_out
 

@@ -9,6 +9,7 @@ reports is validated by the grader, and what it measures (the tripwire, the proj
 take points away.
 """
 
+import contextlib
 import json
 import os
 import weakref
@@ -107,6 +108,7 @@ class _Watch:
         self.rows = {name: 0 for name in weights}
         self.forbidden_called = set()
         self.autograd_used = False
+        self.meta_values_read = False  # an op that needs tensor values (an `if` on a tensor) met a meta tensor
         self.derived = _IdentityMap()  # tensor -> names of the weights it was made from
         for name, w in weights.items():
             self.derived[w] = {name}
@@ -135,6 +137,28 @@ class _Watch:
                 if watch.weights:
                     watch._count(func, args, kwargs, result)
                 return result
+
+        return Mode()
+
+    def meta_mode(self):
+        """Notes ops that need a tensor's values (``if t.any()``, ``.item()``, boolean indexing): meta
+        tensors have none, so such a failure says nothing about devices."""
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        torch, watch = self.torch, self
+
+        class Mode(TorchDispatchMode):
+            @classmethod
+            def _should_skip_dynamo(cls):
+                return False  # as in dispatch_mode: never compiled
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                kwargs = kwargs or {}
+                name = getattr(func, "__name__", "").split(".")[0]
+                if name in VALUE_OPS or (name == "index" and _bool_index(args, torch)):
+                    if any(isinstance(a, torch.Tensor) and a.device.type == "meta" for a in _flat(args, kwargs)):
+                        watch.meta_values_read = True
+                return func(*args, **kwargs)
 
         return Mode()
 
@@ -175,6 +199,24 @@ class _Watch:
             self.derived[result] = set(sources)
 
 
+# aten ops that read a tensor's values into Python or size a result by them: on meta tensors they fail
+VALUE_OPS = frozenset({"_local_scalar_dense", "is_nonzero", "nonzero", "nonzero_static", "argwhere", "equal",
+                       "masked_select", "_unique", "_unique2", "unique_dim", "unique_consecutive", "repeat_interleave"})
+
+
+def _flat(args, kwargs):
+    for v in list(args) + list(kwargs.values()):
+        if isinstance(v, (list, tuple)):
+            yield from v
+        else:
+            yield v
+
+
+def _bool_index(args, torch):
+    indices = args[1] if len(args) > 1 and isinstance(args[1], (list, tuple)) else ()
+    return any(isinstance(i, torch.Tensor) and i.dtype in (torch.bool, torch.uint8) for i in indices)
+
+
 class _IdentityMap:
     """Tensor -> value by identity (a tensor's == is elementwise), forgotten when the tensor is."""
 
@@ -204,6 +246,8 @@ def _failure(err, watch):
     reply = {"protocol": PROTOCOL, "ok": False, "error": cap("%s: %s" % (type(err).__name__, err))}
     if watch is not None:  # a forbidden call that then raised is still a forbidden call
         reply["forbidden_called"] = sorted(watch.forbidden_called)
+        if watch.meta_values_read:
+            reply["meta_values_read"] = True
     return reply
 
 
@@ -248,12 +292,15 @@ def _call(function, call_dir, out_dir):
     try:
         if torch is not None:
             watch = _Watch(torch, {n: named[n] for n in spec.get("count_projections", [])}, spec.get("tripwire", False))
-            if spec.get("tripwire"):
-                with watch.dispatch_mode(), watch.function_mode():
-                    result = fn(*args, **kwargs)
-            else:
-                with watch.function_mode():
-                    result = fn(*args, **kwargs)
+            on_meta = any(isinstance(v, torch.Tensor) and v.device.type == "meta" for v in named.values())
+            on_meta |= any(a["kind"] == "device" and a["device"] == "meta" for a in spec["args"])
+            with contextlib.ExitStack() as modes:
+                if on_meta:
+                    modes.enter_context(watch.meta_mode())
+                if spec.get("tripwire"):
+                    modes.enter_context(watch.dispatch_mode())
+                modes.enter_context(watch.function_mode())
+                result = fn(*args, **kwargs)
         else:
             result = fn(*args, **kwargs)
     except Exception as err:  # noqa: BLE001 - the student's function raised

@@ -28,9 +28,9 @@ def max_points(unit: dict, cuda: bool) -> float:
 
 
 def entry(unit: dict, lines: list[tuple[bool, str, float, str]], visibility: str, cuda: bool = False) -> dict:
-    """One Gradescope test entry; lines are (passed, label, points, message)."""
+    """One Gradescope test entry; lines are (passed, label, points, message: why it failed, or a note)."""
     output = "\n".join(
-        f"{'✓' if ok else '✗'} {label} ({points if ok else 0:g}/{points:g})" + ("" if ok or not msg else f": {msg}")
+        f"{'✓' if ok else '✗'} {label} ({points if ok else 0:g}/{points:g})" + (f": {msg}" if msg else "")
         for ok, label, points, msg in lines
     )
     return {

@@ -95,9 +95,18 @@ class MalformedReply(ValueError):
     """A reply from the kernel that does not follow the protocol."""
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab and newline: escapes, carriage returns
+
+
+def plain_text(text: str) -> str:
+    """Text that can be written anywhere: lone surrogates (a JSON escape such as \\ud800 makes them; UTF-8
+    cannot encode them) and control characters (terminal escapes, carriage returns) become "?"."""
+    return _CONTROL.sub("?", text.encode("utf-8", "replace").decode("utf-8"))
+
+
 def cap(text, limit: int = MAX_TEXT) -> str:
     """Student-originated text, as a bounded plain string."""
-    return text[:limit] if isinstance(text, str) else ""
+    return plain_text(text[:limit]) if isinstance(text, str) else ""
 
 
 def load_json(data: bytes):

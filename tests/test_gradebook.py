@@ -305,3 +305,30 @@ def test_finding_a_units_code_is_linear_in_the_cell(tmp_path):
               "assert unit_code(nb, {'function': 'softmax'}) == ''\n"
               "assert len(unit_code(nb, {'answers': [{'name': 'x'}]})) == 20_000  # found, and capped\n")
     subprocess.run([sys.executable, "-c", script], check=True, timeout=60)  # quadratic would take hours
+
+
+def test_text_that_cannot_be_written_or_shown_never_ends_the_batch(release, tmp_path):
+    """A lone surrogate in a written answer (JSON's \\ud800), a file name that is not UTF-8, and terminal
+    escapes in the names inside a zip: the batch grades everyone and writes the whole gradebook."""
+    out, _ = release
+    folder = tmp_path / "class"
+    (folder / "bytes").mkdir(parents=True)
+    text = nbformat.writes(_answer(_practice(release, "solution"), "q1", "an answer XSURROGATEX")).replace("XSURROGATEX", "\\ud800")
+    (folder / "a_surrogate.ipynb").write_text(text, encoding="utf-8")
+    shutil.copy(out / "solutions/practice/practice.ipynb", folder / "bytes" / "practice.ipynb")
+    with open(os.path.join(os.fsencode(folder / "bytes"), b"notes\xff.txt"), "wb") as f:
+        f.write(b"not UTF-8 in its name")
+    import zipfile
+    with zipfile.ZipFile(folder / "escapes.zip", "w") as archive:
+        for name in ("\x1b]0;TITLE\x07\x1b[2J\x1b[32mok\x1b[0m\r\na.ipynb", "b.ipynb"):
+            archive.writestr(name, text)
+    graded = tmp_path / "graded"
+    run = _cli(str(folder), "--autograder", str(out / "autograder/practice-autograder.zip"), "--out", str(graded),
+               "--jobs", "2")
+    assert run.returncode == 0, run.stderr[-2000:]
+    rows = {row["name"]: row for row in _csv(graded / "grades.csv")}
+    assert set(rows) == {"a_surrogate", "bytes", "escapes"}
+    assert float(rows["a_surrogate"]["total"]) == float(rows["bytes"]["total"]) > 0
+    for produced in (run.stdout, (graded / "grades.csv").read_text(encoding="utf-8-sig"), (graded / "report.html").read_text()):
+        assert "\x1b" not in produced and "\x07" not in produced
+    assert "an answer" in (graded / "written" / "q1.html").read_text()

@@ -279,3 +279,12 @@ def test_a_property_alone_is_credited_only_beside_a_value_that_matched():
     assert [ok for ok, *_ in credited] == [False, False, False] and "not credited" in credited[1][3]
     lines[0] = (True, "values", 4, "")
     assert credit_properties_on_evidence(lines, [value, prop, meta]) == lines
+
+
+def test_student_text_is_plain_bounded_and_encodable():
+    from attn_ref.protocol import cap
+
+    text = cap("ok\ud800 \x1b[2J\x1b]0;title\x07 line\r\nnext\ttab" * 100, 60)
+    text.encode("utf-8")  # a lone surrogate would raise here
+    assert len(text) == 60 and "\x1b" not in text and "\x07" not in text and "\r" not in text
+    assert "\n" in text and "\t" in text

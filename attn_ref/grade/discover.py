@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import zipfile
 from dataclasses import dataclass, field
@@ -130,7 +131,7 @@ def content_hash(path: Path) -> str:
     digest = hashlib.sha256()
     files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
     for file in files:
-        digest.update(str(file.relative_to(path) if path.is_dir() else file.name).encode() + b"\0")
+        digest.update(os.fsencode(file.relative_to(path) if path.is_dir() else file.name) + b"\0")  # any bytes
         digest.update(file.read_bytes() if file.is_file() else b"")
     return digest.hexdigest()
 

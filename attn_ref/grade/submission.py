@@ -13,6 +13,7 @@ from pathlib import Path
 
 import nbformat
 
+from ..protocol import plain_text
 from .kernel import KERNEL_NAME
 
 MAX_NOTEBOOK = 64 << 20  # a notebook's bytes (honest ones embed plots), checked before it is read or unpacked
@@ -21,7 +22,11 @@ MAX_FOLDER_ENTRIES = 10_000
 
 
 class SubmissionError(Exception):
-    """A submission that cannot be graded; the message is shown to the student and the TA."""
+    """A submission that cannot be graded; the message is shown to the student and the TA (as plain text:
+    it may quote names the student chose)."""
+
+    def __init__(self, message: str):
+        super().__init__(plain_text(message))
 
 
 def _too_large(where: str, size: int) -> SubmissionError:
@@ -36,6 +41,9 @@ def _read(data: bytes, where: str) -> nbformat.NotebookNode:
         raise SubmissionError(f"{where} is not a readable Jupyter notebook ({type(err).__name__})") from None
     if not isinstance(nb.get("cells"), list):
         raise SubmissionError(f"{where} has no cells")
+    for cell in nb.cells:  # the sources reach files, pages and the report: they must encode as UTF-8
+        if isinstance(cell, dict) and isinstance(cell.get("source"), str):
+            cell["source"] = cell["source"].encode("utf-8", "replace").decode("utf-8")
     return nb
 
 

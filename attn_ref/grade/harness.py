@@ -141,11 +141,17 @@ class _Watch:
         return Mode()
 
     def meta_mode(self):
-        """Notes ops that need a tensor's values (``if t.any()``, ``.item()``, boolean indexing): meta
-        tensors have none, so such a failure says nothing about devices."""
+        """Meta tensors have shapes and devices but no values. Code that reads values (``if t.any()``,
+        ``.item()``, ``.tolist()``, ``.cpu().numpy()``, ``torch.allclose``) is sound, so a read gets stand-in
+        values (zeros; True for a comparison) and the call goes on, to show where its outputs land. A read
+        that cannot be stood in for (boolean indexing: the size depends on the values) raises as before;
+        either way the reply notes it, and a failure after a read says nothing about devices."""
         from torch.utils._python_dispatch import TorchDispatchMode
 
         torch, watch = self.torch, self
+
+        def on_meta(values):
+            return any(isinstance(a, torch.Tensor) and a.device.type == "meta" for a in values)
 
         class Mode(TorchDispatchMode):
             @classmethod
@@ -155,8 +161,17 @@ class _Watch:
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
                 kwargs = kwargs or {}
                 name = getattr(func, "__name__", "").split(".")[0]
+                if name in STAND_IN_READS and on_meta(args):
+                    watch.meta_values_read = True
+                    if name != "_local_scalar_dense":
+                        return True  # allclose, equal: "the same"
+                    dtype = args[0].dtype
+                    return False if dtype == torch.bool else 0.0 if dtype.is_floating_point else 0
+                if name == "_to_copy" and on_meta(args) and str(kwargs.get("device", "meta")) != "meta":
+                    watch.meta_values_read = True  # copied out of a meta tensor (.cpu(), .tolist(), .numpy())
+                    return torch.zeros(args[0].shape, dtype=kwargs.get("dtype") or args[0].dtype, device=kwargs["device"])
                 if name in VALUE_OPS or (name == "index" and _bool_index(args, torch)):
-                    if any(isinstance(a, torch.Tensor) and a.device.type == "meta" for a in _flat(args, kwargs)):
+                    if on_meta(_flat(args, kwargs)):
                         watch.meta_values_read = True
                 return func(*args, **kwargs)
 
@@ -200,8 +215,9 @@ class _Watch:
 
 
 # aten ops that read a tensor's values into Python or size a result by them: on meta tensors they fail
-VALUE_OPS = frozenset({"_local_scalar_dense", "is_nonzero", "nonzero", "nonzero_static", "argwhere", "equal",
-                       "masked_select", "_unique", "_unique2", "unique_dim", "unique_consecutive", "repeat_interleave"})
+STAND_IN_READS = frozenset({"_local_scalar_dense", "allclose", "equal"})  # a Python value comes back
+VALUE_OPS = frozenset({"is_nonzero", "nonzero", "nonzero_static", "argwhere", "masked_select", "_unique", "_unique2",
+                       "unique_dim", "unique_consecutive", "repeat_interleave"})  # sized by the values: they raise
 
 
 def _flat(args, kwargs):

@@ -75,6 +75,7 @@ MAX_ELEMENTS = 1 << 26
 MAX_DIGITS = 400  # the longest exact number a description carries (typerules.MAX_DIGITS)
 DTYPES = frozenset({"float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
                     "uint32", "uint64", "bool", "complex64", "complex128"})
+SAVED_AS = {"float16": "float32", "bfloat16": "float32"}  # a tensor's dtype -> its .npy's, where they differ
 DESCRIPTION_KINDS = frozenset({"int", "float", "bool", "str", "fraction", "decimal", "dict", "ellipsis", "missing", "other"})
 _DEVICE = re.compile(r"^[a-z]{2,10}(:[0-9]{1,2})?$")
 _OUTPUT_FILE = re.compile(r"^(out|in)[0-9]\.npy$")
@@ -98,10 +99,15 @@ class MalformedReply(ValueError):
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab and newline: escapes, carriage returns
 
 
+def encodable(text: str) -> str:
+    """Text UTF-8 can encode: lone surrogates (a JSON escape such as \\ud800 makes them) become "?"."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
 def plain_text(text: str) -> str:
-    """Text that can be written anywhere: lone surrogates (a JSON escape such as \\ud800 makes them; UTF-8
-    cannot encode them) and control characters (terminal escapes, carriage returns) become "?"."""
-    return _CONTROL.sub("?", text.encode("utf-8", "replace").decode("utf-8"))
+    """Text that can be written anywhere: encodable, and control characters (terminal escapes, carriage
+    returns) become "?"."""
+    return _CONTROL.sub("?", encodable(text))
 
 
 def cap(text, limit: int = MAX_TEXT) -> str:

@@ -647,14 +647,27 @@ def test_gradescope_fork_spawners_and_leftovers_are_ended(release, gradescope):
 
 # ---- a TA as root: a batch, every submission its own uid ------------------------------------------------
 
-@ROOT_ONLY
-def test_a_batch_as_root_keeps_students_apart(release, tmp_path):
+def graded_class(release, tmp_path, hostile: dict, honest: list[str], namespaces: str) -> tuple[dict, set]:
+    """A lab class (hostile notebooks beside copies of the solution) graded as a batch into tmp_path/graded:
+    {name: total} and the kernel uids it used."""
     from attn_ref.grade.batch import grade_batch
 
     out, _ = release
     folder = tmp_path / "class"
     folder.mkdir()
     folder.chmod(0o755)
+    for name, nb in hostile.items():
+        nbformat.write(nb, str(folder / f"{name}.ipynb"))
+    for name in honest:
+        shutil.copy(out / "solutions/lab/lab.ipynb", folder / f"{name}.ipynb")
+    report = grade_batch(folder, out / "autograder/lab-autograder.zip", tmp_path / "graded", jobs=1, progress=False,
+                         plan=resolve(namespaces=namespaces), **FAST)
+    uids = {json.loads(p.read_text())["extra_data"]["kernel"]["uid"] for p in (tmp_path / "graded" / "results").iterdir()}
+    return {row["name"]: float(row["total"]) for row in report.book.rows}, uids
+
+
+@ROOT_ONLY
+def test_a_batch_as_root_keeps_students_apart(release, tmp_path):
     survivor = attack("fork_spawner", MARK=f"attn-ref-batch-{os.getpid()}") + """
 import glob, os, signal, time
 if os.fork() == 0:
@@ -672,14 +685,9 @@ if os.fork() == 0:
             pass
         time.sleep(0.1)
 """
-    nbformat.write(appended(notebook(release, "lab", "blank"), survivor), str(folder / "a_hostile.ipynb"))
-    for name in ("b_honest", "c_honest"):
-        shutil.copy(out / "solutions/lab/lab.ipynb", folder / f"{name}.ipynb")
-    report = grade_batch(folder, out / "autograder/lab-autograder.zip", tmp_path / "graded", jobs=1, progress=False,
-                         plan=resolve(namespaces="off"), **FAST)
-    totals = {row["name"]: float(row["total"]) for row in report.book.rows}
+    totals, uids = graded_class(release, tmp_path, {"a_hostile": appended(notebook(release, "lab", "blank"), survivor)},
+                                ["b_honest", "c_honest"], "off")
     assert totals == {"a_hostile": 0, "b_honest": 80, "c_honest": 80}
-    uids = {json.loads(p.read_text())["extra_data"]["kernel"]["uid"] for p in (tmp_path / "graded" / "results").iterdir()}
     assert not Path("/dev/shm/stolen").exists() and not kernel_uid_processes(uids)
     assert (tmp_path / "graded" / "grades.csv").stat().st_mode & 0o077 == 0
 
@@ -688,19 +696,10 @@ if os.fork() == 0:
 @BOTH
 def test_folders_too_deep_to_remove_by_recursion_cost_only_their_own_submission(release, tmp_path, namespaces):
     """Cleanup removes trees without recursion; and a cleanup that fails never ends the batch."""
-    from attn_ref.grade.batch import grade_batch
-
-    out, _ = release
-    folder = tmp_path / "class"
-    folder.mkdir()
-    nbformat.write(appended(notebook(release, "lab", "blank"), attack("deep_folders")), str(folder / "a_deep.ipynb"))
-    shutil.copy(out / "solutions/lab/lab.ipynb", folder / "b_honest.ipynb")
-    report = grade_batch(folder, out / "autograder/lab-autograder.zip", tmp_path / "graded", jobs=1, progress=False,
-                         plan=resolve(namespaces=namespaces), **FAST)
-    totals = {row["name"]: float(row["total"]) for row in report.book.rows}
+    totals, uids = graded_class(release, tmp_path, {"a_deep": appended(notebook(release, "lab", "blank"), attack("deep_folders"))},
+                                ["b_honest"], namespaces)
     assert totals == {"a_deep": 0, "b_honest": 80}
     assert (tmp_path / "graded" / "grades.csv").exists()
-    uids = {json.loads(p.read_text())["extra_data"]["kernel"]["uid"] for p in (tmp_path / "graded" / "results").iterdir()}
     left = [p for root in ("/tmp", "/var/tmp", "/dev/shm") for p in Path(root).glob("deep-*") if p.lstat().st_uid in uids]
     assert not left and not kernel_uid_processes(uids)
 

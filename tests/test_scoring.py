@@ -242,16 +242,16 @@ def test_reading_values_of_meta_tensors_is_no_evidence_of_a_device_bug(tmp_path,
 
 
 def test_only_an_earlier_function_that_lost_points_is_stood_in_for():
-    from attn_ref.grade.functions import lost_points, stand_ins
+    from attn_ref.grade.functions import replaced, stand_ins
 
     units = {"c3": {"function": "scaled_dot_product_attention", "substitute": "def scaled_dot_product_attention(...): ..."},
              "c4": {"function": "causal_mask", "substitute": "def causal_mask(...): ..."}}
     c5 = {"name": "c5", "builds_on": ["c3", "c4"]}
     graded = [{"name": "c3: Scaled dot-product attention", "score": 10, "max_score": 10},
               {"name": "c4: A causal mask", "score": 8, "max_score": 10}]
-    lost = lost_points(c5, graded)
+    lost = replaced(c5, units, graded)
     assert lost == ["c4"]  # the student's own c3 (extra parameters and all) stays bound
-    assert stand_ins(c5, units, lost) == {"causal_mask": units["c4"]["substitute"]}
+    assert stand_ins(units, lost) == {"causal_mask": units["c4"]["substitute"]}
 
 
 def test_a_dtype_the_saved_values_do_not_have_is_malformed(tmp_path):

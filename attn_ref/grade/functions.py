@@ -53,17 +53,16 @@ def call_files(task: dict, probe: dict, args: list[Arg], substitutes: dict) -> d
     return files
 
 
-def lost_points(task: dict, graded: list[dict]) -> list[str]:
-    """The earlier units this one builds on that lost points in their own entries."""
-    return [name for name in task.get("builds_on", [])
-            if any(unit_name(t) == name and t["score"] < t["max_score"] for t in graded)]
+def replaced(task: dict, by_name: dict, graded: list[dict]) -> list[str]:
+    """The earlier units this one builds on that have a substitute and lost points in their own entries.
+    One that scored full stays the student's own (with any extra parameters it has)."""
+    return [name for name in task.get("builds_on", []) if by_name.get(name, {}).get("substitute")
+            and any(unit_name(t) == name and t["score"] < t["max_score"] for t in graded)]
 
 
-def stand_ins(task: dict, by_name: dict, lost: list[str]) -> dict[str, str]:
-    """{function: source} of the earlier units this one builds on that lost points, bound while its probes
-    run. One that scored full stays the student's own (with any extra parameters it has)."""
-    return {by_name[name]["function"]: by_name[name]["substitute"] for name in lost
-            if by_name.get(name, {}).get("substitute")}
+def stand_ins(by_name: dict, names: list[str]) -> dict[str, str]:
+    """{function: source} of those units, bound while the later task's probes run."""
+    return {by_name[name]["function"]: by_name[name]["substitute"] for name in names}
 
 
 def run_probe(ctx: GradingContext, task: dict, probe: dict, args: list[Arg], reference, substitutes: dict,
@@ -106,10 +105,9 @@ def grade_task(ctx: GradingContext, t_index: int, task: dict, by_name: dict, gra
     """One task's entry, its probe report lines and forbidden calls, and whether a probe timed out."""
     cuda = bool(ctx.env.get("cuda"))
     static_hits = ctx.analysis.forbidden.get(task["name"], [])
-    lost = lost_points(task, graded)
-    substitutes = stand_ins(task, by_name, lost)
+    lost = replaced(task, by_name, graded)
+    substitutes = stand_ins(by_name, lost)
     lines, tripped, report, hung, timed_out, crashes = [], set(), [], False, False, 0
-    ran = []  # the probe of each line
     for p_index, probe in enumerate(task["probes"]):
         if probe["device"] == "cuda" and not cuda:
             continue  # no GPU on this runner: the line is left out of the score and the maximum
@@ -118,7 +116,6 @@ def grade_task(ctx: GradingContext, t_index: int, task: dict, by_name: dict, gra
             why = "not run: an earlier probe of this task did not finish" if hung else why
             why = "not run: earlier probes of this task crashed the kernel" if crashes >= MAX_CRASHES else why
             lines.append((False, probe["name"], probe["points"], why))
-            ran.append(probe)
             continue
         args = generate(probe, np.random.default_rng([ctx.seed, t_index, p_index]))
         reference = reference_outputs(ctx.autograder.reference(task["reference"]), args)  # meta probes: its shapes
@@ -134,14 +131,13 @@ def grade_task(ctx: GradingContext, t_index: int, task: dict, by_name: dict, gra
         crashes += status is Status.DEAD
         timed_out |= hung
         lines.append((ok, probe["name"], probe["points"], message))
-        ran.append(probe)
-    lines = credit_properties_on_evidence(lines, ran)
+    lines = credit_properties_on_evidence(lines, [p for p in task["probes"] if p["device"] != "cuda" or cuda])
     if tripped:  # the tripwire saw a forbidden call, however it was reached: the task scores 0
         names = sorted(tripped)
         lines = [(False, label, points, f"called {', '.join(names)}, which this task does not allow") for _, label, points, _ in lines]
     result = entry(task, lines, ctx.checks["visibility"], cuda)
     if substitutes:
-        functions = ", ".join(f"{by_name[n]['function']} ({n})" for n in lost if by_name[n].get("substitute"))
+        functions = ", ".join(f"{by_name[n]['function']} ({n})" for n in lost)
         result["output"] += (f"\nNote: your {functions} lost points there; a correct one stood in for it while "
                              f"{task['name']} was graded, so its mistakes are charged once (helpers of your own that "
                              f"both use are not replaced).")

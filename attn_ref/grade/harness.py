@@ -16,7 +16,7 @@ import weakref
 
 import numpy as np
 
-from attn_ref.protocol import MAX_OUTPUTS, PROTOCOL, cap  # sent with the harness
+from attn_ref.protocol import MAX_OUTPUTS, PROTOCOL, SAVED_AS, cap  # sent with the harness
 from attn_ref.typerules import describe  # sent with the harness
 
 MATMULS = {"matmul", "__matmul__", "__rmatmul__", "mm", "bmm", "linear", "einsum", "tensordot", "inner", "dot", "addmm",
@@ -356,7 +356,7 @@ def _save(item, out_dir, name):
             return {"kind": "scalar", "value": describe(item)} if item.device.type != "meta" else desc
         if item.device.type != "meta":
             data = item.detach().cpu()
-            if desc["dtype"] in ("bfloat16", "float16"):
+            if desc["dtype"] in SAVED_AS:  # half precision is saved as float32 (NumPy has no bfloat16)
                 data = data.float()
             np.save(path, np.ascontiguousarray(data.numpy()), allow_pickle=False)
             desc["file"] = name

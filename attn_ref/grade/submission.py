@@ -13,7 +13,7 @@ from pathlib import Path
 
 import nbformat
 
-from ..protocol import plain_text
+from ..protocol import encodable, plain_text
 from .kernel import KERNEL_NAME
 
 MAX_NOTEBOOK = 64 << 20  # a notebook's bytes (honest ones embed plots), checked before it is read or unpacked
@@ -43,7 +43,7 @@ def _read(data: bytes, where: str) -> nbformat.NotebookNode:
         raise SubmissionError(f"{where} has no cells")
     for cell in nb.cells:  # the sources reach files, pages and the report: they must encode as UTF-8
         if isinstance(cell, dict) and isinstance(cell.get("source"), str):
-            cell["source"] = cell["source"].encode("utf-8", "replace").decode("utf-8")
+            cell["source"] = encodable(cell["source"])
     return nb
 
 

@@ -4,6 +4,12 @@ The grader sends code and reads the kernel's shell replies as untrusted data: bo
 message drops the connection), in number (only the shell channel is connected: nothing floods IOPub
 into the grader) and in time (every wait checks its deadline). Each start of the kernel gets fresh
 folders from the jail; a kernel that hangs past an interrupt is restarted.
+
+The kernel's channels are Unix sockets in every mode, never TCP: TCP on a shared loopback lets any
+process subscribe to another kernel's IOPub (signing stops forgery, not reading). The sockets live in a
+folder of the kernel's start that the grader made; each must belong to the kernel's uid with no group or
+other bits, and once they exist the grader takes the folder back (root's, 0700), so no other uid can even
+reach them by path.
 """
 
 from __future__ import annotations
@@ -39,12 +45,11 @@ class Outcome:
     error: str = ""
 
 
-def _context(ipc: bool) -> zmq.Context:
+def _context() -> zmq.Context:
     context = zmq.Context()
     context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE)
     context.setsockopt(zmq.RCVHWM, MAX_QUEUED)
-    if ipc:  # never reconnect to a path that may have changed since it was checked
-        context.setsockopt(zmq.RECONNECT_IVL, -1)
+    context.setsockopt(zmq.RECONNECT_IVL, -1)  # never reconnect to a path that may have changed since it was checked
     return context
 
 
@@ -69,12 +74,12 @@ class Kernel:
         self.workdir = jail.kernel_dir(folder, "work", {self.notebook[0]: self.notebook[1]})
         tmpdir = jail.kernel_dir(folder, "tmp")
         conn_dir = make_private_dir(folder, "conn")
-        sock_dir = jail.kernel_dir(folder, "sock") if plan.bwrap else None
+        sock_dir = jail.kernel_dir(folder, "sock")
         kernels = write_launcher_files(folder, jail.launch_config(self.workdir, tmpdir, conn_dir, sock_dir), kernel_argv(plan))
-        self.context = _context(ipc=sock_dir is not None)
-        transport = {"transport": "ipc", "ip": str(sock_dir / "k")} if sock_dir else {}
+        self.context = _context()
         specs = KernelSpecManager(kernel_dirs=[str(kernels)], ensure_native_kernel=False)
-        self.km = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=specs, context=self.context, **transport)
+        self.km = KernelManager(kernel_name=KERNEL_NAME, kernel_spec_manager=specs, context=self.context,
+                                transport="ipc", ip=str(sock_dir / "k"))
         self.km.connection_file = str(conn_dir / "grader.json")
         self.log_path = folder / "kernel.log"
         self.log = open(self.log_path, "wb")  # the launcher's and kernel's own output; capped by RLIMIT_FSIZE
@@ -82,8 +87,7 @@ class Kernel:
         try:
             self.km.start_kernel(cwd=str(folder), env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
                                  stdout=self.log, stderr=self.log)
-            if sock_dir is not None:
-                self._check_sockets(sock_dir, deadline)
+            self._check_sockets(sock_dir, deadline)
             self.kc = self.km.client()
             self.kc.start_channels(shell=True, iopub=False, stdin=False, hb=False, control=False)
             self._wait_for_ready(deadline)
@@ -103,7 +107,8 @@ class Kernel:
         return KernelStartError(f"the notebook's kernel did not start ({why}): {tail}")
 
     def _check_sockets(self, sock_dir: Path, deadline: float) -> None:
-        """Wait for the kernel's five sockets, take the folder back, and check each with lstat."""
+        """Wait for the kernel's five sockets, take the folder back (root's, 0700: no other uid reaches them),
+        and check each with lstat: a socket of the kernel's uid, with no group or other bits."""
         info = self.km.get_connection_info()
         paths = [Path(f"{info['ip']}-{info[port]}") for port in ("shell_port", "iopub_port", "stdin_port", "control_port", "hb_port")]
         while not all(p.exists() or p.is_symlink() for p in paths):
@@ -112,10 +117,10 @@ class Kernel:
             if time.monotonic() > deadline:
                 raise self._fail_start("no sockets")
             time.sleep(0.02)
-        lock_dir(sock_dir)  # from here on the kernel cannot swap an entry
+        lock_dir(sock_dir, 0o700)  # from here on the kernel cannot swap an entry, nor anyone else reach one
         owner = self.jail.owner if self.jail.own_uid else None
         if not all(is_kernel_socket(p, owner) for p in paths):
-            raise self._fail_start("its sockets were replaced")
+            raise self._fail_start("its sockets were replaced, or others could connect to them")
 
     def _wait_for_ready(self, deadline: float) -> None:
         msg_id = self.kc.kernel_info()

@@ -84,21 +84,23 @@ def read_reply(folder: Path, name: str, owner: int | None = None, limit: int = R
 
 
 def is_kernel_socket(path: Path, owner: int | None) -> bool:
-    """A Unix socket the kernel made (checked with lstat: a link is refused), before the grader connects."""
+    """A Unix socket the kernel made (checked with lstat: a link is refused), owned by ``owner`` where given,
+    with no group or other bits (no other uid may connect), before the grader connects."""
     try:
         info = os.lstat(path)
     except OSError:
         return False
-    return stat.S_ISSOCK(info.st_mode) and (owner is None or info.st_uid == owner)
+    return (stat.S_ISSOCK(info.st_mode) and not info.st_mode & 0o077
+            and (owner is None or info.st_uid == owner))
 
 
-def lock_dir(path: Path) -> None:
-    """Take a folder back from the kernel: owned by the grader, mode 0711 (its entries can no longer change)."""
+def lock_dir(path: Path, mode: int = 0o711) -> None:
+    """Take a folder back from the kernel: owned by the grader, ``mode`` (its entries can no longer change)."""
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
         if os.geteuid() == 0:
             os.fchown(fd, 0, 0)
-        os.fchmod(fd, 0o711)
+        os.fchmod(fd, mode)
     finally:
         os.close(fd)
 

@@ -267,7 +267,7 @@ class Jail:
                 os.close(fd)
         return path
 
-    def launch_config(self, workdir: Path, tmpdir: Path, conn_dir: Path, sock_dir: Path | None) -> dict:
+    def launch_config(self, workdir: Path, tmpdir: Path, conn_dir: Path, sock_dir: Path) -> dict:
         """What launch.py needs to start one kernel: who, with which limits, in what."""
         limits = self.plan.limits
         nproc = limits.processes
@@ -287,7 +287,7 @@ class Jail:
             "wrapper": self._bwrap_argv(workdir, conn_dir, sock_dir) if self.plan.bwrap else None,
         }
 
-    def _bwrap_argv(self, workdir: Path, conn_dir: Path, sock_dir: Path | None) -> list[str]:
+    def _bwrap_argv(self, workdir: Path, conn_dir: Path, sock_dir: Path) -> list[str]:
         plan = self.plan
         sized = ["--size", str(plan.limits.tmp_bytes)] if plan.tmp_size else []
         argv = [plan.bwrap, "--die-with-parent", "--unshare-all", "--unshare-user", "--disable-userns", *sized, "--tmpfs", "/tmp",
@@ -296,9 +296,7 @@ class Jail:
             if not mount.startswith(("/usr/", "/etc/")):
                 argv += ["--ro-bind", mount, mount]
         argv += ["--bind", str(workdir), str(workdir), "--ro-bind", str(conn_dir), str(conn_dir),
-                 "--bind", str(self.exchange), str(self.exchange)]
-        if sock_dir is not None:
-            argv += ["--bind", str(sock_dir), str(sock_dir)]
+                 "--bind", str(self.exchange), str(self.exchange), "--bind", str(sock_dir), str(sock_dir)]
         argv += ["--proc", "/proc", "--dev", "/dev", *sized, "--tmpfs", "/dev/shm", "--chdir", str(workdir), "--"]
         return argv
 

@@ -178,3 +178,24 @@ def test_a_submission_graded_in_a_batch_scores_as_when_graded_alone(release, tmp
         alone = grade(path, zip_path, write=False, **LIMITS)
         assert comparable(batch) == comparable(alone), path.name
     assert len({json.loads(p.read_text())["score"] for p in (tmp_path / "graded/results").glob("*.json")}) >= 3
+
+
+def test_a_scheduler_without_tls_is_refused_where_kernels_share_the_network():
+    from attn_ref.grade.cluster import ClusterError, connect
+
+    with pytest.raises(ClusterError, match="without TLS"):
+        connect("tcp://127.0.0.1:1", kernels_share_network=True)
+
+
+def test_a_local_cluster_speaks_only_tls():
+    """Its certificate is made for this run and kept in memory: a kernel that finds its ports gets nothing run
+    (tested by the attack itself in test_adversarial.py)."""
+    from attn_ref.grade.batch import _close
+    from attn_ref.grade.cluster import connect
+
+    client = connect("local:1", kernels_share_network=True)
+    try:
+        addresses = [client.scheduler.address, *client.scheduler_info()["workers"]]
+        assert addresses and all(a.startswith("tls://127.0.0.1:") for a in addresses)
+    finally:
+        _close(client)

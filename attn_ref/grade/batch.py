@@ -131,7 +131,7 @@ def grade_batch(path, autograder, out, jobs: int | None = None, force: bool = Fa
 
             if not autograder.path.is_file():
                 raise AutograderError(f"{autograder.path}: a cluster needs the autograder zip, not a folder")
-            client = connect(cluster)
+            client = connect(cluster, kernels_share_network=plan.bwrap is None)
             runner = ClusterRunner(client, autograder.path, timeouts)
         try:
             runner.run(queue, lambda job, results: finish(*by_key[job.key], results), prepare=prepare_job)

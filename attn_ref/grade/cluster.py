@@ -7,8 +7,12 @@ submissions graded again elsewhere (Dask reschedules them). The client writes ev
 gradebook, with the same locks and resume as a local run.
 
 Dask moves pickles between the client, the scheduler and the workers: whoever can reach the scheduler can
-run code on the workers. Use TLS (README, "A class bigger than one machine"). A worker refuses to grade
-unless its kernels run as another uid (root) or in their own namespaces.
+run code on the workers. So a ``local:N`` cluster always speaks TLS with a throw-away certificate that
+lives only in this run's processes (a kernel that finds its ports in /proc/net/tcp cannot get a task
+run), and a scheduler without TLS is refused where kernels here would share this machine's network (no
+namespaces). A remote cluster's TLS is Dask's own configuration (README, "A class bigger than one
+machine"). A worker refuses to grade unless its kernels run as another uid (root) or in their own
+namespaces.
 """
 
 from __future__ import annotations
@@ -32,19 +36,30 @@ class ClusterError(Exception):
     """The cluster could not be reached or refused the work."""
 
 
-def connect(address: str):
+def connect(address: str, kernels_share_network: bool):
     """A Dask client: ``local:N`` starts a LocalCluster of N worker processes here (one task each at a
-    time); anything else is a scheduler address (tcp:// or tls://, with the TLS settings of Dask's own
-    configuration)."""
+    time), over TLS with a throw-away certificate; anything else is a scheduler address (tls://, with the
+    TLS settings of Dask's own configuration; tcp:// only where no kernel here shares the network:
+    ``kernels_share_network`` is true when kernels run without namespaces)."""
     from distributed import Client, LocalCluster
+    from distributed.security import Security
 
     if address.startswith("local:"):
         try:
             workers = int(address.split(":", 1)[1])
         except ValueError:
             raise ClusterError(f"--cluster {address}: expected local:N, a number of workers") from None
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
-        return Client(cluster)
+        if workers < 1:
+            raise ClusterError(f"--cluster {address}: expected at least one worker")
+        security = Security.temporary()  # in memory only: no file a kernel could read holds the key
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                               protocol="tls://", host="127.0.0.1", security=security)
+        return Client(cluster, security=security)
+    if kernels_share_network and not address.startswith("tls://"):
+        raise ClusterError(f"--cluster {address}: refused: a scheduler without TLS runs whatever reaches it, and the "
+                           "kernels here run without namespaces, so they share this machine's network and could reach "
+                           "it. Use tls:// with Dask's TLS settings (README, \"A class bigger than one machine\"), or "
+                           "local:N")
     try:
         return Client(address, timeout=30)
     except OSError as err:

@@ -19,6 +19,7 @@ import pwd
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 import zipfile
@@ -599,6 +600,52 @@ import attn_ref  # not in the students' environment
         assert any("hidden checks file" in f for f in results["extra_data"]["integrity_flags"])
 
 
+STAND_IN_LINES = sorted({line.strip() for unit in ("c1", "c3", "c4")
+                         for line in (Path(__file__).parents[1] / "course/lab" / unit / "substitute.py").read_text().splitlines()
+                         if len(line.strip()) > 12 and not line.startswith("def ")})  # signatures are the starter's
+
+
+def strings(value) -> list[str]:
+    """Every text in a results dict, keys included."""
+    if isinstance(value, dict):
+        return [t for k, v in value.items() for t in [str(k), *strings(v)]]
+    if isinstance(value, list):
+        return [t for v in value for t in strings(v)]
+    return [value] if isinstance(value, str) else []
+
+
+def stand_in_thief(release, mode: str):
+    """The lab's setup cell, then every function of steal_stand_ins (mode "frames" or "later"), then a cell that
+    raises what a killed kernel left on disk when the notebook runs again."""
+    source = attack("steal_stand_ins", MODE=mode, TAG=f"{os.getpid()}-{mode}")
+    raise_kept = "import os\nif os.path.exists(KEPT):\n    raise RuntimeError(open(KEPT).read())"
+    nb = notebook(release, "lab", "blank")
+    setup = next(c for c in nb.cells if c.cell_type == "code")
+    nb.cells = [setup, nbformat.v4.new_code_cell(source), nbformat.v4.new_code_cell(raise_kept)]
+    return nb
+
+
+def assert_no_stand_in_in(results: dict):
+    text = "\n".join(strings(results))
+    leaked = [line for line in STAND_IN_LINES if line in text]
+    assert not leaked, leaked
+    by_unit = {t["name"].split(":")[0]: t for t in results["tests"]}
+    assert all("stood in" in by_unit[u]["output"] for u in ("c2", "c5", "c6")), "the stand-ins were not in use"
+    assert all(by_unit[u]["score"] < by_unit[u]["max_score"] for u in ("c1", "c3", "c4"))
+    assert all(by_unit[u]["score"] == 0 for u in ("c2", "c5", "c6"))
+
+
+@ROOT_ONLY
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["frames", "later"])
+def test_gradescope_results_hold_no_line_of_a_stand_in(release, gradescope, mode):
+    submit, _, _ = gradescope
+    for namespaces in ("auto", "off"):
+        results = submit("lab", stand_in_thief(release, mode), namespaces)
+        assert_no_stand_in_in(results)
+        assert "details are withheld" in "".join(t["output"] for t in results["tests"])
+
+
 @pytest.fixture
 def root_only_file():
     """A file only root may change, in a folder every user can reach: the target of the link attacks."""
@@ -647,21 +694,28 @@ def test_gradescope_fork_spawners_and_leftovers_are_ended(release, gradescope):
 
 # ---- a TA as root: a batch, every submission its own uid ------------------------------------------------
 
-def graded_class(release, tmp_path, hostile: dict, honest: list[str], namespaces: str) -> tuple[dict, set]:
-    """A lab class (hostile notebooks beside copies of the solution) graded as a batch into tmp_path/graded:
-    {name: total} and the kernel uids it used."""
-    from attn_ref.grade.batch import grade_batch
-
+def class_folder(release, folder: Path, hostile: dict, honest: list[str]) -> Path:
+    """A lab class: hostile notebooks beside copies of the solution."""
     out, _ = release
-    folder = tmp_path / "class"
     folder.mkdir()
     folder.chmod(0o755)
     for name, nb in hostile.items():
         nbformat.write(nb, str(folder / f"{name}.ipynb"))
     for name in honest:
         shutil.copy(out / "solutions/lab/lab.ipynb", folder / f"{name}.ipynb")
-    report = grade_batch(folder, out / "autograder/lab-autograder.zip", tmp_path / "graded", jobs=1, progress=False,
-                         plan=resolve(namespaces=namespaces), **FAST)
+    return folder
+
+
+def graded_class(release, tmp_path, hostile: dict, honest: list[str], namespaces: str, jobs: int = 1,
+                 cluster: str | None = None) -> tuple[dict, set]:
+    """A lab class graded as a batch into tmp_path/graded: {name: total} and the kernel uids it used."""
+    from attn_ref.grade.batch import grade_batch
+
+    out, _ = release
+    folder = class_folder(release, tmp_path / "class", hostile, honest)
+    options = dict(cluster=cluster) if cluster else dict(jobs=jobs, plan=resolve(namespaces=namespaces))
+    report = grade_batch(folder, out / "autograder/lab-autograder.zip", tmp_path / "graded", progress=False,
+                         **options, **FAST)
     uids = {json.loads(p.read_text())["extra_data"]["kernel"]["uid"] for p in (tmp_path / "graded" / "results").iterdir()}
     return {row["name"]: float(row["total"]) for row in report.book.rows}, uids
 
@@ -702,6 +756,51 @@ def test_folders_too_deep_to_remove_by_recursion_cost_only_their_own_submission(
     assert (tmp_path / "graded" / "grades.csv").exists()
     left = [p for root in ("/tmp", "/var/tmp", "/dev/shm") for p in Path(root).glob("deep-*") if p.lstat().st_uid in uids]
     assert not left and not kernel_uid_processes(uids)
+
+
+def eavesdropper(release):
+    """A blank lab notebook whose first cell listens to every kernel channel it can find; its last runs what it heard."""
+    listen = attack("eavesdrop", SECONDS="15")
+    run_heard = listen.split('RUN_HEARD = """', 1)[1].rsplit('"""', 1)[0]
+    return appended(appended(notebook(release, "lab", "blank"), listen, at=1), run_heard)
+
+
+@ROOT_ONLY
+@pytest.mark.slow
+def test_a_kernel_cannot_hear_its_classmates_in_a_root_batch_without_namespaces(release, tmp_path):
+    totals, uids = graded_class(release, tmp_path, {"a_eavesdropper": eavesdropper(release)}, ["b_honest", "c_honest"],
+                                "off", jobs=3)
+    assert totals == {"a_eavesdropper": 0, "b_honest": 80, "c_honest": 80}
+    assert not kernel_uid_processes(uids)
+
+
+@ROOT_ONLY
+@pytest.mark.slow
+def test_a_kernel_reaches_neither_classmates_nor_the_cluster_on_a_local_cluster_without_namespaces(release, tmp_path,
+                                                                                                   monkeypatch):
+    """As root without namespaces every kernel shares the loopback with the cluster's scheduler and workers."""
+    monkeypatch.setenv("ATTN_REF_NAMESPACES", "off")  # the workers' graders read it
+    mark = tmp_path / "a-task-ran-here"  # tmp_path is root's (0700): only a task run by a worker can write it
+    reach = appended(notebook(release, "lab", "blank"), attack("reach_cluster", MARK=str(mark), SECONDS="15",
+                                                                GRADER_SITE=sysconfig.get_paths()["purelib"]))
+    totals, uids = graded_class(release, tmp_path, {"a_eavesdropper": eavesdropper(release), "c_reaches_the_cluster": reach},
+                                ["b_honest"], "off", cluster="local:2")
+    assert totals == {"a_eavesdropper": 0, "b_honest": 80, "c_reaches_the_cluster": 0}
+    assert not mark.exists(), mark.read_text()
+    assert not kernel_uid_processes(uids)
+
+
+@ROOT_ONLY
+@pytest.mark.slow
+def test_a_batch_holds_no_line_of_a_stand_in(release, tmp_path):
+    graded_class(release, tmp_path, {"a_frames": stand_in_thief(release, "frames"), "b_later": stand_in_thief(release, "later")},
+                 [], "off", jobs=2)
+    for path in (tmp_path / "graded" / "results").glob("*.json"):
+        assert_no_stand_in_in(json.loads(path.read_text()))
+    for path in (tmp_path / "graded").rglob("*"):
+        if path.is_file() and path.suffix in (".csv", ".html"):
+            text = path.read_text(errors="replace")
+            assert not [line for line in STAND_IN_LINES if line in text], path
 
 
 # ---- a TA as an ordinary user --------------------------------------------------------------------------
@@ -749,6 +848,20 @@ def test_a_ta_as_user_kernel_reaches_nothing_of_the_grader(release, as_user):
     results = json.loads((work / "graded/results/attack.json").read_text())
     assert results["extra_data"]["sandbox"]["mode"] == "namespaces"
     assert results["score"] == 0, json.dumps(results["tests"], indent=1)
+
+
+@ROOT_ONLY
+@pytest.mark.slow
+def test_a_ta_as_user_kernel_cannot_hear_its_classmates(release, as_user):
+    work, run = as_user
+    folder = class_folder(release, work / "eavesdropped", {"a_eavesdropper": eavesdropper(release)}, ["b_honest", "c_honest"])
+    subprocess.run(["chown", "-R", TA_USER, str(folder)], check=True)
+    done = run(["grade", str(folder), "--autograder", str(work / "autograder/lab-autograder.zip"), "--out",
+                str(work / "graded-eavesdropped"), "--jobs", "3"])
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = {p.stem: json.loads(p.read_text()) for p in (work / "graded-eavesdropped/results").glob("*.json")}
+    assert {name: r["score"] for name, r in results.items()} == {"a_eavesdropper": 0, "b_honest": 80, "c_honest": 80}
+    assert {r["extra_data"]["sandbox"]["mode"] for r in results.values()} == {"namespaces"}
 
 
 @ROOT_ONLY

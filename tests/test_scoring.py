@@ -214,8 +214,10 @@ def test_tolerance_is_relative_to_the_tensors_scale_and_messages_hide_values():
     ok, _ = compare_array("out", ref.astype(np.float32).astype(np.float64), ref, 1e-5, 1e-5, "float64 on cpu", {})
     assert ok
     ok, message = compare_array("out", np.zeros_like(ref), ref, 1e-5, 1e-5, "float64 on cpu", {})
-    assert not ok and "= 1.0e+00" in message and "float64 on cpu" in message
+    assert not ok and "= 1e+00" in message and "float64 on cpu" in message
     assert f"{np.abs(ref).max():.2e}" not in message and f"{np.abs(ref).max():.1e}" not in message
+    ok, message = compare_array("out", ref * 1.23456, ref, 1e-5, 1e-5, "float64 on cpu", {})
+    assert not ok and "= 2e-01" in message and "2.3e-01" not in message  # one significant digit: few bits per line
 
 
 # ---- meta tensors have no values -----------------------------------------------------------------

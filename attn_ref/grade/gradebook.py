@@ -8,7 +8,6 @@ every student gets a row.
 
 from __future__ import annotations
 
-import csv
 import fcntl
 import io
 import json
@@ -18,9 +17,8 @@ from pathlib import Path
 
 from .discover import Submission
 from .results import max_points, unit_name, write_atomically
+from .spreadsheet import write_csv
 from .written_pages import merge_written_scores, write_written_pages
-
-BOM = "\ufeff"  # spreadsheets then read the file as UTF-8 (names with accents)
 
 
 @dataclass
@@ -62,15 +60,16 @@ class Gradebook:
 
     @property
     def rows(self) -> list[dict]:
-        """grades.csv: one row per student (a group's members share their submission's scores)."""
+        """grades.csv: one row per student (a group's members share their submission's scores); scores are
+        numbers, never text, so that the CSV writer tells them from student text (spreadsheet.py)."""
         rows = []
         for g in self.graded:
             for person in g.sub.students or [{"name": "", "sid": "", "email": ""}]:
                 row = {"name": person["name"] or g.sub.key, "sid": person["sid"], "email": person["email"],
                        "submission": g.sub.path.name}
-                row.update({u: f"{g.scores.get(u, 0):g}" for u in self.units})
-                row.update({u: "" if g.written.get(u) is None else f"{g.written[u]:g}" for u in self.written_units})
-                row["total"] = f"{g.total:g}"
+                row.update({u: g.scores.get(u, 0.0) for u in self.units})
+                row.update({u: g.written.get(u) for u in self.written_units})
+                row["total"] = g.total
                 row["status"] = g.status
                 rows.append(row)
         return rows
@@ -92,14 +91,6 @@ def collect(out: Path, subs: list[Submission], checks: dict) -> Gradebook:
     return Gradebook(checks, graded)
 
 
-def _csv(rows: list[dict], fields: list[str]) -> bytes:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=fields, extrasaction="ignore")
-    writer.writeheader()
-    writer.writerows(rows)
-    return (BOM + buffer.getvalue()).encode()
-
-
 def write_gradebook(out: Path, subs: list[Submission], checks: dict, canvas: dict | None = None) -> Gradebook:
     """grades.csv, written/ (pages and score sheet), summary.png, report.html and, where asked, canvas.csv."""
     (out / "locks").mkdir(parents=True, exist_ok=True)
@@ -110,7 +101,7 @@ def write_gradebook(out: Path, subs: list[Submission], checks: dict, canvas: dic
             write_written_pages(out / "written", book)
             book.warnings += merge_written_scores(out / "written", book)
         fields = ["name", "sid", "email", "submission", *book.units, *book.written_units, "total", "status"]
-        write_atomically(out / "grades.csv", _csv(book.rows, fields))
+        write_csv(out / "grades.csv", fields, book.rows)
         _summary_png(out / "summary.png", book)
         from .report import write_report
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import csv
 import html
-import io
 from pathlib import Path
 
 from ..written import written_answers
 from . import submission as submission_files
 from .results import write_atomically
+from .spreadsheet import safe_cell, write_csv
 
 SHEET = "scores.csv"
 ID_FIELDS = ["submission", "name", "sid", "email"]
@@ -66,7 +66,9 @@ def write_written_pages(folder: Path, book) -> None:
 
 
 def _key(row: dict) -> tuple[str, str]:
-    return row.get("submission", ""), row.get("sid") or row.get("name", "")
+    """A student's row in the sheet, compared in the form the sheet holds it (a name or file name that
+    starts with = is written '=...), whether the TA's spreadsheet saved it with its ' or without."""
+    return safe_cell(row.get("submission", "")), safe_cell(row.get("sid") or row.get("name", ""))
 
 
 def merge_written_scores(folder: Path, book) -> list[str]:
@@ -100,14 +102,11 @@ def merge_written_scores(folder: Path, book) -> list[str]:
                     warnings.append(f"{SHEET}: {row['name']}, {column}: {text!r} is not a score from 0 to {points[column]:g}; ignored")
                     g.written.setdefault(column, None)
                     continue
+                row[column] = value  # a number again, so the sheet keeps it as one (spreadsheet.py)
                 if g.written.get(column) is not None and g.written[column] != value:
                     warnings.append(f"{SHEET}: {g.sub.key}, {column}: group members have different scores; the first is used")
                     continue
                 g.written[column] = value
             rows.append(row)
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=ID_FIELDS + columns)
-    writer.writeheader()
-    writer.writerows(rows)
-    write_atomically(path, ("\ufeff" + buffer.getvalue()).encode())
+    write_csv(path, ID_FIELDS + columns, rows)
     return warnings

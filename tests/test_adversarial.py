@@ -707,16 +707,17 @@ def class_folder(release, folder: Path, hostile: dict, honest: list[str]) -> Pat
 
 
 def graded_class(release, tmp_path, hostile: dict, honest: list[str], namespaces: str, jobs: int = 1,
-                 cluster: str | None = None) -> tuple[dict, set]:
-    """A lab class graded as a batch into tmp_path/graded: {name: total} and the kernel uids it used."""
+                 cluster: str | None = None, plan=None) -> tuple[dict, set]:
+    """A lab class graded as a batch into tmp_path/graded (``jobs`` at once, or on ``cluster``; ``plan``: the
+    sandbox, default resolved for ``namespaces``): {name: total} and the kernel uids it used."""
     from attn_ref.grade.batch import grade_batch
 
     out, _ = release
     folder = class_folder(release, tmp_path / "class", hostile, honest)
-    options = dict(cluster=cluster) if cluster else dict(jobs=jobs, plan=resolve(namespaces=namespaces))
+    options = dict(cluster=cluster) if cluster else dict(jobs=jobs, plan=plan or resolve(namespaces=namespaces))
     report = grade_batch(folder, out / "autograder/lab-autograder.zip", tmp_path / "graded", progress=False,
                          **options, **FAST)
-    uids = {json.loads(p.read_text())["extra_data"]["kernel"]["uid"] for p in (tmp_path / "graded" / "results").iterdir()}
+    uids = {json.loads(p.read_text())["extra_data"]["kernel"].get("uid") for p in (tmp_path / "graded" / "results").iterdir()}
     return {row["name"]: float(row["total"]) for row in report.book.rows}, uids
 
 
@@ -765,6 +766,45 @@ def eavesdropper(release):
     return appended(appended(notebook(release, "lab", "blank"), listen, at=1), run_heard)
 
 
+MEMORY_HOG = """
+import os, time
+children = []
+for _ in range(8):  # 8 x 256 MB: each far under the per-process cap, together past the kernel's bound
+    pid = os.fork()
+    if pid == 0:
+        hog = b"x" * (256 << 20)  # written, so resident
+        time.sleep(60)  # and then it ends by itself, whatever happens
+        os._exit(0)
+    children.append(pid)
+for pid in children:
+    os.waitpid(pid, 0)
+"""
+CPU_HOG = """
+import os, time
+for _ in range(8):  # busy processes beside the kernel, each for 45 s at most
+    if os.fork() == 0:
+        end = time.time() + 45
+        while time.time() < end:
+            pass
+        os._exit(0)
+time.sleep(15)
+"""
+
+
+def kernel_cgroups() -> set[Path]:
+    """Kernels' cgroups in this process's hierarchies (other graders on this machine may have some too)."""
+    from attn_ref.grade.resources import own_hierarchies
+
+    return {p for h in own_hierarchies().values() for p in h.folder.glob("attn-ref-*")}
+
+
+def csv_rows(path: Path) -> list[dict]:
+    import csv
+
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        return list(csv.DictReader(f))
+
+
 @ROOT_ONLY
 @pytest.mark.slow
 def test_a_kernel_cannot_hear_its_classmates_in_a_root_batch_without_namespaces(release, tmp_path):
@@ -801,6 +841,61 @@ def test_a_batch_holds_no_line_of_a_stand_in(release, tmp_path):
         if path.is_file() and path.suffix in (".csv", ".html"):
             text = path.read_text(errors="replace")
             assert not [line for line in STAND_IN_LINES if line in text], path
+
+
+@ROOT_ONLY
+@pytest.mark.slow
+@pytest.mark.parametrize("bounds", ["cgroups", "polled"])
+def test_neighbours_cannot_starve_or_kill_an_honest_kernel(release, tmp_path, bounds):
+    """Beside a kernel whose processes together pass its memory bound and one that keeps 8 processes busy,
+    an honest kernel scores what it scores alone, the grader survives, and the hog's row says why it stopped."""
+    from dataclasses import replace
+
+    plan = resolve(namespaces="auto")
+    if bounds == "cgroups" and "memory" not in plan.cgroups:
+        pytest.skip("no cgroups can be made here")
+    plan = replace(plan, cgroups=plan.cgroups if bounds == "cgroups" else (),
+                   limits=replace(plan.limits, kernel_memory_bytes=3 << 29))  # 1.5 GB for a kernel in all
+    solution = notebook(release, "lab", "solution")
+    hostile = {"a_cpu_hog": appended(notebook(release, "lab", "blank"), CPU_HOG),
+               "c_memory_hog": appended(solution, MEMORY_HOG)}
+    cgroups_before = kernel_cgroups()
+    totals, uids = graded_class(release, tmp_path, hostile, ["b_honest"], "auto", jobs=3, plan=plan)  # all at once
+    assert totals["b_honest"] == 80 and totals["a_cpu_hog"] == 0
+    rows = {row["name"]: row for row in csv_rows(tmp_path / "graded" / "grades.csv")}
+    why = "its processes used more than 1.5 GB of memory together"
+    assert rows["c_memory_hog"]["status"] == f"stopped: {why}", rows["c_memory_hog"]
+    hog = json.loads((tmp_path / "graded" / "results" / "c_memory_hog.json").read_text())
+    assert f"The kernel was stopped: {why}." in hog["output"]
+    assert hog["extra_data"]["sandbox"]["kernel_bounds"] == ("polled" if bounds == "polled" else f"cgroups ({', '.join(plan.cgroups)})")
+    assert rows["b_honest"]["status"] == "ok" and rows["a_cpu_hog"]["status"] == "ok"
+    assert not kernel_uid_processes(uids - {None}) and not kernel_cgroups() - cgroups_before
+
+
+def test_a_timeout_in_a_batch_is_graded_again_alone_before_it_is_recorded(release, tmp_path, monkeypatch):
+    from attn_ref.grade import watchdog
+    from attn_ref.grade.batch import grade_batch
+
+    starts = []  # (submission, what else was running then)
+    original = watchdog.Supervisor._start
+
+    def start(self, job):
+        starts.append((job.key, sorted(r.job.key for r in self.running.values())))
+        original(self, job)
+
+    monkeypatch.setattr(watchdog.Supervisor, "_start", start)
+    folder = tmp_path / "class"
+    folder.mkdir()
+    blank = notebook(release, "practice", "blank")
+    nbformat.write(appended(blank, "while True:\n    pass"), str(folder / "a_loop.ipynb"))
+    nbformat.write(blank, str(folder / "b_blank.ipynb"))
+    report = grade_batch(folder, release[0] / "autograder/practice-autograder.zip", tmp_path / "graded", jobs=2,
+                         progress=False, cell_timeout=10, call_timeout=10, notebook_timeout=40)
+    assert [key for key, _ in starts] == ["a_loop", "b_blank", "a_loop"] and starts[2][1] == []
+    rows = {row["name"]: row for row in report.book.rows}
+    assert rows["a_loop"]["status"] == "timeout (also when graded again alone)" and rows["b_blank"]["status"] == "ok"
+    results = json.loads((tmp_path / "graded" / "results" / "a_loop.json").read_text())
+    assert results["extra_data"]["graded_alone"] and "graded again alone, and ran out of time again" in results["output"]
 
 
 # ---- a TA as an ordinary user --------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """attn-ref grade over a class: many submissions at once, each in its own grading process, resumable,
 with a gradebook. Every submission gets a results file, whatever happens to it; the batch never stops
-for one bad notebook."""
+for one bad notebook. One that runs out of time beside others is graded again alone at the end: its
+neighbours may have slowed it, and a timeout is recorded only if it runs out of time alone too."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..protocol import Status
 from . import submission as submission_files
 from .autograder import Autograder, AutograderError
 from .core import limits_from, make_job, prepare
@@ -20,6 +22,8 @@ from .results import failed_results, write_results
 from .sandbox import SandboxPlan
 from .settings import MARGIN
 from .watchdog import Job, Supervisor
+
+TIMEOUT = Status.TIMEOUT.value  # the status of results that ran out of time (a cell, a call or the budget)
 
 
 @dataclass
@@ -98,6 +102,13 @@ def grade_batch(path, autograder, out, jobs: int | None = None, force: bool = Fa
             todo.append((sub, results_path, digest))
             by_key[sub.key] = (sub, results_path, digest)
     graded = 0
+    again: list[Job] = []  # ran out of time beside others: graded again alone after the parallel pass
+
+    def first_pass(job: Job, results: dict) -> None:
+        if _timed_out(results):
+            again.append(job)  # its lock stays held; nothing is written until it is graded alone
+        else:
+            finish(*by_key[job.key], results)
 
     def finish(sub: Submission, results_path: Path, digest: str, results: dict) -> None:
         nonlocal graded
@@ -134,7 +145,9 @@ def grade_batch(path, autograder, out, jobs: int | None = None, force: bool = Fa
             client = connect(cluster, kernels_share_network=plan.bwrap is None)
             runner = ClusterRunner(client, autograder.path, timeouts)
         try:
-            runner.run(queue, lambda job, results: finish(*by_key[job.key], results), prepare=prepare_job)
+            runner.run(queue, first_pass, prepare=prepare_job)
+            for job in again:
+                runner.run([job], lambda job, results: finish(*by_key[job.key], _graded_alone(results)))
         except KeyboardInterrupt:
             interrupted = True
         finally:
@@ -142,6 +155,24 @@ def grade_batch(path, autograder, out, jobs: int | None = None, force: bool = Fa
                 _close(client)
     book = write_gradebook(out, subs, checks, canvas)
     return BatchReport(len(subs), graded, len(subs) - len(todo), out, book, skipped(Path(path)), interrupted)
+
+
+def _timed_out(results: dict) -> bool:
+    return results.get("extra_data", {}).get("status", "").startswith(TIMEOUT)
+
+
+def _graded_alone(results: dict) -> dict:
+    """The results of a second grading, alone: said so, and a timeout now stands."""
+    extra = results.setdefault("extra_data", {})
+    extra["graded_alone"] = True
+    note = "It ran out of time while graded beside other submissions, so it was graded again alone"
+    if _timed_out(results):
+        extra["status"] = TIMEOUT + " (also when graded again alone)" + extra["status"][len(TIMEOUT):]
+        note += ", and ran out of time again."
+    else:
+        note += "; this is that grading."
+    results["output"] = f"{results.get('output', '')}\n{note}".strip()
+    return results
 
 
 def _close(client) -> None:

@@ -177,13 +177,13 @@ def _kill_all_as(uid: int) -> None:
     os.waitpid(pid, 0)
 
 
-def _living(uid: int) -> list[int]:
+def living_processes(uid: int) -> list[psutil.Process]:
     """Processes of ``uid`` that are not zombies (real, effective or saved uid)."""
     found = []
     for p in psutil.process_iter(["uids", "status"]):
         uids = p.info["uids"]
         if uids and uid in (uids.real, uids.effective, uids.saved) and p.info["status"] != psutil.STATUS_ZOMBIE:
-            found.append(p.pid)
+            found.append(p)
     return found
 
 
@@ -197,7 +197,7 @@ def end_processes(uid: int | None, before: set[int], spare: set[int] = frozenset
         if uid is not None:
             if not count_processes(uid):  # zombies too: they come back here and are reaped
                 break
-            alive = _living(uid)
+            alive = [p.pid for p in living_processes(uid)]
             victims.update(alive)
             if alive:
                 _kill_all_as(uid)

@@ -30,7 +30,7 @@ from .results import failed_results, record, results_name, write_results, writte
 from .sandbox import Jail, SandboxError, SandboxPlan, resolve
 from .session import BudgetExhausted, NotebookSession, runnable_cells
 from .settings import MARGIN, Limits
-from .watchdog import DISK_TRIP_FILE, Job, Supervisor, run_alone
+from .watchdog import TRIP_FILE, Job, Supervisor, run_alone
 
 MAX_CODE = 1 << 20  # the code cells together (not the notebook: honest notebooks embed plots)
 GRADERS = {"questions": grade_questions, "functions": grade_functions}  # one per unit kind
@@ -74,21 +74,24 @@ def running(nb, filename: str, autograder: Autograder, jail: Jail, limits: Limit
 
 def _results(ctx: GradingContext, graded: UnitResults, jail: Jail) -> dict:
     checks, session = ctx.checks, ctx.session
-    trip = jail.base / DISK_TRIP_FILE
+    trip = jail.base / TRIP_FILE
+    stopped = "; ".join(trip.read_text().splitlines()) if trip.exists() else ""
     notes = [f"Graded by attn-ref {attn_ref.__version__} (autograder {checks['version'][:12]}).",
              "Public checks look at types and shapes; these hidden checks compare values."]
     if ctx.banned:
         notes.append(REFERENCE_MESSAGE + ".")
-    if trip.exists():
-        notes.append(f"The kernel was stopped: {trip.read_text()[:200]}.")
+    if stopped:
+        notes.append(f"The kernel was stopped: {cap(stopped, 300)}.")
     if session.errors:
         notes.append(f"{len(session.errors)} cell(s) raised errors while your notebook ran, for example: {session.errors[0]}")
-    timed_out = graded.timed_out or session.timed_out
+    status = "timeout" if graded.timed_out or session.timed_out else "ok"
+    if stopped:  # the row says why, in the words the student reads
+        status = ("" if status == "ok" else f"{status}; ") + f"stopped: {cap(stopped, 300)}"
     return {
         "score": round(sum(t["score"] for t in graded.tests), 6),
         "output": cap("\n".join(notes), 4000),
         "tests": graded.tests,
-        "extra_data": {"status": "timeout" if timed_out else "ok", "seed": ctx.seed, "kernel": ctx.env,
+        "extra_data": {"status": status, "seed": ctx.seed, "kernel": ctx.env,
                        "cell_errors": [cap(e) for e in session.errors[:20]], "kernel_restarts": session.restarts,
                        "integrity_flags": ctx.analysis.flags[:50], **graded.extra},
     }

@@ -30,9 +30,20 @@ def main() -> None:
     argv = sys.argv[sys.argv.index("--") + 1 :]
     try:
         with open("/proc/self/oom_score_adj", "w") as f:
-            f.write("1000")  # under memory pressure the kernel dies first, never the grader
+            # under memory pressure the kernel dies first, never the grader; inherited by every process it
+            # starts, and written as root it is also their floor: the kernel cannot lower it
+            f.write("1000")
     except OSError:
         pass
+    for procs in config.get("cgroups", []):
+        # the kernel's memory, CPU and process bounds over all its processes (resources.py): joined while
+        # still root; a kernel that cannot join is not started, as it would run unbounded
+        try:
+            with open(procs, "w") as f:
+                f.write(str(os.getpid()))
+        except OSError as err:
+            raise SystemExit(f"could not join the kernel's cgroup {procs}: {err}") from None
+    os.nice(config.get("nice", 0))  # below the grader's priority, for everything the kernel starts
     uid, gid = config.get("uid"), config.get("gid")
     if uid is not None:
         # root's connection file is 0600; the kernel reads its own copy, which it cannot replace

@@ -8,7 +8,9 @@ Two independent layers (README, "Security"):
   its SysV IPC removed afterwards.
 * **Namespaces** where bubblewrap works (probed: Docker's seccomp, Ubuntu's AppArmor rule and macOS stop
   it): the kernel sees only its folders, the student environment and a private /tmp, in its own PID,
-  network, IPC and mount namespaces; it talks to the grader over Unix sockets.
+  network, IPC and mount namespaces.
+
+In every mode the kernel talks to the grader over Unix sockets only (kernel.py).
 
 A user without namespaces gets neither: the kernel runs as that user ("unsandboxed"), and only its
 descendants are ended. The kernel always runs in a student environment where attn_ref is not importable.
@@ -24,7 +26,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import cleanup
+from . import cleanup, resources
 from .safeio import make_kernel_dir, make_private_dir, write_new
 
 LAUNCHER = Path(__file__).with_name("launch.py")
@@ -41,7 +43,11 @@ class SandboxError(Exception):
 
 @dataclass(frozen=True)
 class Limits:
-    memory_bytes: int | None = 4 << 30  # address space (torch maps ~1.5 GB at import); None: no cap (CUDA)
+    memory_bytes: int | None = 4 << 30  # address space per process (torch maps ~1.5 GB at import); None: no cap (CUDA)
+    # resident memory of ALL the kernel's processes together (resources.py: a cgroup, or polled PSS); an
+    # honest torch kernel holds ~300-400 MB, so this leaves room for big tensors but not for forks of hogs
+    kernel_memory_bytes: int | None = 3 << 30
+    nice: int = 10  # kernels run below the grader's CPU priority
     processes: int = 64
     file_size_bytes: int = 256 << 20
     cpu_seconds: int = 900
@@ -59,6 +65,7 @@ class SandboxPlan:
     bwrap: str | None  # bubblewrap, where the probe showed namespaces work
     mounts: tuple[str, ...] = ()  # folders the interpreter needs, bound read-only into the namespaces
     tmp_size: bool = True  # bubblewrap can size the private /tmp
+    cgroups: tuple[str, ...] = ()  # controllers a per-kernel cgroup is made with (probed; none: memory is polled)
     limits: Limits = field(default_factory=Limits)
     warnings: tuple[str, ...] = ()
 
@@ -78,7 +85,8 @@ class SandboxPlan:
                                                  if self.bwrap else ()))
 
     def describe(self) -> dict:
-        return {"mode": self.mode, "python": self.python, "unsandboxed": self.unsandboxed}
+        return {"mode": self.mode, "python": self.python, "unsandboxed": self.unsandboxed,
+                "kernel_bounds": f"cgroups ({', '.join(self.cgroups)})" if self.cgroups else "polled"}
 
 
 # ---- resolving the plan ------------------------------------------------------------------------------
@@ -189,7 +197,8 @@ def resolve(autograder: str | Path | None = None, python: str | None = None, nam
                         + ("as a fresh uid of its own" if root else "and acts AS YOUR USER: unsandboxed"))
     mounts = tuple(sorted({str(Path(p).resolve()) for p in (prefix, base)}))
     plan = SandboxPlan(python=python, fresh_uids=root, bwrap=bwrap, mounts=mounts,
-                       tmp_size=bool(bwrap) and _bwrap_sizes_tmpfs(bwrap), warnings=tuple(warnings))
+                       tmp_size=bool(bwrap) and _bwrap_sizes_tmpfs(bwrap), warnings=tuple(warnings),
+                       cgroups=resources.probe(Limits().processes))
     _PLANS[key] = plan
     return plan
 
@@ -241,6 +250,17 @@ class Jail:
         self.gid = self.uid if self._claim else os.getgid()
         self.exchange = make_private_dir(base, "exchange")
         self.ended = False
+        self.cgroups = self._make_cgroups()
+
+    def _make_cgroups(self) -> resources.KernelCgroups | None:
+        limits = self.plan.limits
+        controllers = tuple(c for c in self.plan.cgroups if c != "memory" or limits.kernel_memory_bytes)
+        if not controllers:
+            return None
+        try:  # named like the base (unique); None: the supervisor polls this kernel's memory instead
+            return resources.KernelCgroups(controllers, self.base.name, limits.kernel_memory_bytes or 0, limits.processes)
+        except (OSError, KeyError):
+            return None
 
     @property
     def own_uid(self) -> bool:
@@ -284,6 +304,8 @@ class Jail:
             "limits": rlimits,
             "env": kernel_env(self.plan, workdir, Path("/tmp") if self.plan.bwrap else tmpdir),
             "workdir": str(workdir),
+            "nice": limits.nice,
+            "cgroups": self.cgroups.procs_files if self.cgroups else [],
             "wrapper": self._bwrap_argv(workdir, conn_dir, sock_dir) if self.plan.bwrap else None,
         }
 
@@ -315,7 +337,10 @@ class Jail:
         if self.own_uid:
             cleanup.end_processes(self.uid, set(), spare)
             cleanup.remove_uid_leftovers(self.uid)
-            self._claim.release()
+        if self.cgroups is not None and not self.cgroups.remove():
+            print(f"attn-ref: a kernel's cgroup could not be removed ({', '.join(self.cgroups.procs_files)})", file=sys.stderr)
+        if self.own_uid:
+            self._claim.release()  # last: nothing of the uid is left, not even in a cgroup
 
 
 def write_launcher_files(folder: Path, config: dict, python_argv: list[str]) -> Path:

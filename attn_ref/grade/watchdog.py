@@ -5,7 +5,8 @@ folders), and waits for its results on a pipe. Whatever the grading process does
 draining a kernel), the supervisor ends it at its budget plus a margin, ends the kernel's processes, and
 still produces a score-0 result with the reason. A dead or killed grading process costs only its own
 submission. The supervisor is single-threaded (it forks), a child subreaper (orphans come back to it and
-are ended) and polls each kernel's disk use.
+are ended) and polls each kernel's disk use and, where no cgroup bounds it, its memory (resources.py);
+a kernel past a bound is ended, and the reason is left in the jail for the results.
 """
 
 from __future__ import annotations
@@ -24,14 +25,14 @@ from pathlib import Path
 
 import psutil
 
-from . import cleanup
+from . import cleanup, resources
 from .safeio import remove_tree
 from .sandbox import Jail, SandboxPlan
 from .settings import MARGIN
 
 MAX_RESULTS = 32 << 20  # the largest results a grading process may send
 GUARD_INTERVAL = 0.5
-DISK_TRIP_FILE = "disk-limit.txt"  # written by the supervisor in the jail's base when the disk guard trips
+TRIP_FILE = "stopped.txt"  # written by the supervisor in the jail's base when a guard ends the kernel: why, a line each
 
 
 @dataclass
@@ -59,6 +60,7 @@ class _Running:
     exit_status: int | None = None
     guard_note: str = ""
     guard_floor: int = 0  # disk use at the last trip: the next trip needs more on top of it
+    oom_kills: int = 0  # the kernel's cgroup's OOM kills already seen
 
 
 def _child(job: Job, jail: Jail, fd: int) -> None:
@@ -131,16 +133,23 @@ class Supervisor:
             else:
                 run.data += chunk
 
+    @staticmethod
+    def _kernel_processes(run: _Running) -> list[psutil.Process]:
+        """As root every process of the kernel's uid; otherwise its grading process's descendants (the
+        kernel, bubblewrap's, and orphans: the grading process is their subreaper)."""
+        if run.jail.own_uid:
+            return cleanup.living_processes(run.jail.uid)
+        try:
+            return psutil.Process(run.pid).children(recursive=True)
+        except psutil.Error:
+            return []
+
     def _kill_kernel(self, run: _Running) -> None:
         """End the kernel's processes of one running job, not its grading process."""
         if run.jail.own_uid:
             cleanup.end_processes(run.jail.uid, set(), self._spare(), timeout=5)
             return
-        try:
-            victims = psutil.Process(run.pid).children(recursive=True)
-        except psutil.Error:
-            return
-        for p in victims:
+        for p in self._kernel_processes(run):
             try:
                 p.kill()
             except psutil.Error:
@@ -216,21 +225,51 @@ class Supervisor:
         cleanup.reap_zombies(spare=self._spare())
 
     def _guard(self) -> None:
-        limits = self.plan.limits
         for run in list(self.running.values()):
-            used, entries = cleanup.tree_usage(run.jail.base, limits.disk_files + 1)
-            if run.jail.own_uid:
-                more, count = cleanup.uid_disk_usage(run.jail.uid)
-                used, entries = used + more, entries + count
-            if used > max(limits.disk_bytes, run.guard_floor + limits.disk_bytes // 4) or entries > limits.disk_files:
-                run.guard_floor = used
-                run.guard_note = (f"the notebook wrote more than {_size(limits.disk_bytes)} to disk" if used > limits.disk_bytes
-                                  else f"the notebook made more than {limits.disk_files} files")
-                try:
-                    (run.jail.base / DISK_TRIP_FILE).write_text(run.guard_note)
-                except OSError:
-                    pass
-                self._kill_kernel(run)
+            note = self._over_disk(run) or self._over_memory(run)
+            if note:
+                self._trip(run, note)
+
+    def _trip(self, run: _Running, note: str) -> None:
+        """End the kernel (the grading process restarts it) and leave the reason for its results."""
+        run.guard_note = note
+        try:
+            trip = run.jail.base / TRIP_FILE
+            notes = trip.read_text().splitlines() if trip.exists() else []
+            if note not in notes:
+                trip.write_text("\n".join([*notes, note]))
+        except OSError:
+            pass
+        self._kill_kernel(run)
+
+    def _over_disk(self, run: _Running) -> str:
+        limits = self.plan.limits
+        used, entries = cleanup.tree_usage(run.jail.base, limits.disk_files + 1)
+        if run.jail.own_uid:
+            more, count = cleanup.uid_disk_usage(run.jail.uid)
+            used, entries = used + more, entries + count
+        if used > max(limits.disk_bytes, run.guard_floor + limits.disk_bytes // 4) or entries > limits.disk_files:
+            run.guard_floor = used
+            return (f"the notebook wrote more than {_size(limits.disk_bytes)} to disk" if used > limits.disk_bytes
+                    else f"the notebook made more than {limits.disk_files} files")
+        return ""
+
+    def _over_memory(self, run: _Running) -> str:
+        """Whether the kernel's processes together passed the kernel's memory bound: its cgroup's OOM killer
+        ended one of them, or (no memory cgroup) their polled memory is over it."""
+        bound = self.plan.limits.kernel_memory_bytes
+        if not bound:
+            return ""
+        cgroups = run.jail.cgroups
+        if cgroups is not None and cgroups.bounds_memory:
+            kills, seen = cgroups.oom_kills(), run.oom_kills
+            run.oom_kills = kills
+            over = kills > seen
+        else:
+            processes = self._kernel_processes(run)
+            resources.keep_oom_first(processes)
+            over = resources.used_memory(processes, bound) > bound
+        return f"its processes used more than {_size(bound)} of memory together" if over else ""
 
     # ---- the loop ----------------------------------------------------------------------------------------
 

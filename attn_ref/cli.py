@@ -114,6 +114,17 @@ def _probe_mutants(args) -> int:
     return 0
 
 
+def _probe_evidence(args) -> int:
+    import json
+
+    from .grade.autograder import load_autograder
+    from .grade.evidence import CHECK_SEEDS, tasks_without_evidence
+
+    missing = tasks_without_evidence(load_autograder(args.autograder), CHECK_SEEDS)
+    Path(args.out).write_text(json.dumps({"seeds": len(CHECK_SEEDS), "missing": missing}))
+    return 0
+
+
 def _grade(args) -> int:
     from .grade import AutograderError, SandboxError
     from .grade.cli import run_grade
@@ -184,6 +195,11 @@ def build_parser() -> argparse.ArgumentParser:
     mutants.add_argument("--mutants", required=True)
     mutants.add_argument("--out", required=True)
     mutants.set_defaults(run=_probe_mutants)
+
+    evidence = verbs.add_parser("probe-evidence")  # used by check, through the zip's own grader
+    evidence.add_argument("--autograder", required=True)
+    evidence.add_argument("--out", required=True)
+    evidence.set_defaults(run=_probe_evidence)
 
     reqs = verbs.add_parser("requirements", help="print the pinned requirements of the students' or the grader's environment")
     reqs.add_argument("environment", choices=["student", "grader"])

@@ -204,7 +204,7 @@ q1_lstm_sequential_steps = Trigger()
 @BOTH
 def test_stubs_that_only_get_shapes_devices_and_sums_right_score_nothing(release, local, namespaces):
     """Probes of a property alone (the device of meta tensors, weights that sum to 1) earn points only
-    next to a probe that matched the reference's values; meta probes check shapes too."""
+    next to a probe that matched the reference and that no placeholder passes; meta probes check shapes too."""
     stubs = {
         "def softmax(": "def softmax(x, axis=-1):\n    return np.full_like(x, 1.0 / x.shape[axis])",
         "def additive_attention(": "def additive_attention(query, keys, W_q, W_k, v):\n"

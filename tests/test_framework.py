@@ -18,7 +18,7 @@ from course_units import COURSE
 
 from attn_ref.grade import AutograderError, grade, load_autograder
 from attn_ref.release.build import BuildError, autograder_zip, build
-from attn_ref.release.check import check_release
+from attn_ref.release.check import _BundledGrader, check_release, evidence_row
 from attn_ref.release.course import CourseError, load_course
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -89,7 +89,8 @@ def test_attn_ref_check_proves_the_release_and_fails_loudly(release, tmp_path):
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:]
     for check in ("the solution scores full", "the blank notebook scores 0", "every public check passes",
-                  "every hidden probe fails a mutant", "grading twice gives the same scores"):
+                  "every hidden probe fails a mutant", "every task has a probe no placeholder passes",
+                  "grading twice gives the same scores"):
         assert check in done.stdout
     course = tmp_path / "course"
     shutil.copytree(COURSE, course)
@@ -97,6 +98,22 @@ def test_attn_ref_check_proves_the_release_and_fails_loudly(release, tmp_path):
     rows = check_release(out, course, [out / "autograder/lab-autograder.zip"])
     failed = [r for r in rows if not r.ok]
     assert [r.check for r in failed] == ["every hidden probe fails a mutant"] and "c7: T = 7, window = 3" in failed[0].detail
+
+
+def test_check_fails_a_task_with_no_probe_a_placeholder_fails_with_its_file_named(stats_release, tmp_path):
+    """Lines a placeholder passes earn only beside a general case that matched: a task whose probes are all
+    degenerate (rows of one entry, whose standard scores are all 0) could never give correct work its points."""
+    out, rows = stats_release
+    assert [r.ok for r in rows if r.check == "every task has a probe no placeholder passes"] == [True]
+
+    def one_entry(checks: dict) -> None:
+        for probe in checks["units"][0]["probes"]:
+            probe["args"][0][1]["normal"] = [1, 1]
+
+    broken = _zip_with(out / "autograder/stats-autograder.zip", tmp_path / "degenerate.zip", one_entry)
+    row = evidence_row("stats", load_course(FIXTURE, "stats")[0], _BundledGrader(broken, tmp_path))
+    assert not row.ok and str(FIXTURE.resolve() / "stats" / "zscore" / "task.py") in row.detail
+    assert "20 of 20 seeds" in row.detail
 
 
 def test_a_build_that_fails_its_checks_changes_nothing(stats_release, tmp_path):

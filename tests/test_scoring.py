@@ -4,6 +4,7 @@ replies, reading kernel files safely, the tolerance model and the static checks.
 import json
 import os
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -270,17 +271,93 @@ def test_a_dtype_the_saved_values_do_not_have_is_malformed(tmp_path):
     assert not ok and "do not match its description" in message
 
 
-def test_a_property_alone_is_credited_only_beside_a_value_that_matched():
-    from attn_ref.grade.functions import credit_properties_on_evidence
+# ---- points need real evidence ---------------------------------------------------------------------
 
-    value = {"device": "cpu", "checks": ["matches_reference"]}
-    prop = {"device": "cpu", "checks": ["rows_sum_to_one"]}
-    meta = {"device": "meta", "checks": ["device_kept"]}
-    lines = [(False, "values", 4, "differs"), (True, "sums to 1", 2, ""), (True, "device", 1, "")]
-    credited = credit_properties_on_evidence(lines, [value, prop, meta])
-    assert [ok for ok, *_ in credited] == [False, False, False] and "not credited" in credited[1][3]
-    lines[0] = (True, "values", 4, "")
-    assert credit_properties_on_evidence(lines, [value, prop, meta]) == lines
+def _lab_autograder():
+    from course_units import assignment
+
+    from attn_ref.grade.autograder import Autograder
+    from attn_ref.release.checks import checks
+
+    return Autograder(Path("."), checks(assignment("lab")))
+
+
+def _sent(autograder, task: str, name: str | None = None, seed: int = 0):
+    """(probe, inputs, reference outputs) of a lab probe (default: the task's first, a general case), as a
+    grading makes them."""
+    from attn_ref.grade.inputs import generate, probe_rng, reference_outputs
+
+    t_index, unit = next((i, u) for i, u in enumerate(autograder.units) if u["name"] == task)
+    p_index, probe = next((i, p) for i, p in enumerate(unit["probes"]) if name in (None, p["name"]))
+    args = generate(probe, probe_rng(seed, t_index, p_index))
+    return probe, args, reference_outputs(autograder.reference(unit["reference"]), args)
+
+
+# The lab's value probes whose inputs make the answer trivial; every other value probe is evidence.
+DEGENERATE = {("c2", "one encoder state: weight 1 and context = that state"), ("c4", "T = 1"),
+              ("c6", "a single token (T = 1)"), ("c7", "window = 1: each token sees only itself"),
+              ("c8", "T = 1: no steps, gradient 1")}
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_exactly_the_degenerate_value_probes_are_passed_by_a_placeholder(seed):
+    """A single key (the key itself, weight 1), a single token (x @ W_v), T = 1 (1, [[True]]), a window of 1 (the
+    identity): each is passed by code that does none of the task, decided on the inputs actually sent."""
+    from attn_ref.grade.evidence import compares_values, placeholder_passes
+
+    autograder = _lab_autograder()
+    passed = {(unit["name"], probe["name"]) for unit in autograder.units for probe in unit["probes"]
+              if compares_values(probe) and placeholder_passes(*_sent(autograder, unit["name"], probe["name"], seed))}
+    assert passed == DEGENERATE
+
+
+@pytest.mark.parametrize("task, name, stub", [
+    ("c2", "one encoder state: weight 1 and context = that state",
+     lambda a: [a["keys"].mean(axis=0), np.full(len(a["keys"]), 1 / len(a["keys"]))]),
+    ("c6", "a single token (T = 1)", lambda a: [a["x"] @ a["W_v"]]),
+    ("c8", "T = 1: no steps, gradient 1", lambda a: [float(a["T"])]),
+])
+def test_the_stubs_of_the_issue_are_in_the_placeholder_family(task, name, stub):
+    """The stub passes the degenerate probe for real (the scorer's own comparison), the family sees it, and
+    the task's general case is evidence."""
+    from attn_ref.grade.evidence import is_evidence
+    from attn_ref.grade.scoring import compare_array, scalar_error, scalar_rtol, tolerance
+
+    autograder = _lab_autograder()
+    probe, args, reference = _sent(autograder, task, name)
+    for got, ref in zip(stub({a.name: a.data for a in args}), reference):
+        if isinstance(ref, np.ndarray):
+            assert compare_array("out", np.asarray(got), ref, *tolerance(probe), "", {})[0]
+        else:
+            assert scalar_error(got, ref) <= scalar_rtol(probe)
+    assert not is_evidence(probe, args, reference)
+    assert is_evidence(*_sent(autograder, task))
+
+
+def test_a_line_a_placeholder_passes_is_credited_only_beside_evidence_that_matched():
+    from attn_ref.grade.evidence import credit
+
+    lines = [(False, "general case", 4, "differs"), (True, "one key", 2, ""), (True, "sums to 1", 2, ""), (True, "device", 1, "")]
+    evidence = {0: True, 1: False, 2: False}  # line 3 (a meta probe) has no verdict: it is no evidence
+    credited = credit(lines, evidence)
+    assert [ok for ok, *_ in credited] == [False, False, False, False]
+    message = credited[1][3]
+    assert "not credited" in message and "placeholder" in message and "general case" in message
+    lines[0] = (True, "general case", 4, "")
+    assert credit(lines, evidence) == lines
+    lines[0] = (False, "general case", 4, "differs")
+    assert credit(lines, {1: True, 2: False}) == lines  # an evidence line that passed credits the others
+
+
+def test_a_task_without_evidence_is_found_with_its_name():
+    """check's question: with only its degenerate probe, c6 could never give correct work its points."""
+    from attn_ref.grade.evidence import tasks_without_evidence
+
+    autograder = _lab_autograder()
+    assert tasks_without_evidence(autograder, range(3)) == {}
+    c6 = next(u for u in autograder.units if u["name"] == "c6")
+    c6["probes"] = [p for p in c6["probes"] if p["name"] == "a single token (T = 1)" or p["device"] == "meta"]
+    assert tasks_without_evidence(autograder, range(3)) == {"c6": 3}
 
 
 def test_student_text_is_plain_bounded_and_encodable():

@@ -9,14 +9,13 @@ import json
 import numpy as np
 
 from ..protocol import PROTOCOL, MalformedReply, Status, cap, parse_call_reply
-from . import scoring, withheld
+from . import evidence, scoring, withheld
 from .context import REFERENCE_MESSAGE, GradingContext, UnitResults
-from .inputs import Arg, generate, reference_outputs
+from .inputs import Arg, generate, probe_rng, reference_outputs
 from .results import entry, unit_name
 from .safeio import UnsafeReply
 from .session import BudgetExhausted
 
-VALUE_CHECKS = ("matches_reference", "precision_kept")  # comparators that compare values with the reference
 MAX_CRASHES = 2  # probes of one task that may kill the kernel before the rest of the task is skipped
 
 
@@ -92,21 +91,6 @@ def run_probe(ctx: GradingContext, task: dict, probe: dict, args: list[Arg], ref
     return ok, message, reply.forbidden_called, Status.OK
 
 
-def compares_values(probe: dict) -> bool:
-    return probe["device"] != "meta" and any(c in VALUE_CHECKS for c in probe["checks"])
-
-
-def credit_properties_on_evidence(lines: list[tuple], probes: list[dict]) -> list[tuple]:
-    """A probe that checks only a property (a device, rows that sum to 1) earns its points only when some
-    probe of the task matched the reference's values: a stub that returns the right shape on the right
-    device, or uniform weights, has not done the task."""
-    if any(ok for (ok, *_), probe in zip(lines, probes) if compares_values(probe)):
-        return lines
-    return [(False, label, points, "not credited: no probe of this task matched the reference's values, and a "
-             "property alone is not the task") if ok and not compares_values(probe) else (ok, label, points, message)
-            for (ok, label, points, message), probe in zip(lines, probes)]
-
-
 def grade_task(ctx: GradingContext, t_index: int, task: dict, by_name: dict, graded: list[dict]) -> tuple[dict, dict, bool]:
     """One task's entry, its probe report lines and forbidden calls, and whether a probe timed out."""
     cuda = bool(ctx.env.get("cuda"))
@@ -114,6 +98,7 @@ def grade_task(ctx: GradingContext, t_index: int, task: dict, by_name: dict, gra
     lost = replaced(task, by_name, graded)
     substitutes = stand_ins(by_name, lost)
     lines, tripped, report, hung, timed_out, crashes = [], set(), [], False, False, 0
+    proven: dict[int, bool] = {}  # line -> whether it is evidence (no placeholder passes it): see evidence.py
     for p_index, probe in enumerate(task["probes"]):
         if probe["device"] == "cuda" and not cuda:
             continue  # no GPU on this runner: the line is left out of the score and the maximum
@@ -123,8 +108,9 @@ def grade_task(ctx: GradingContext, t_index: int, task: dict, by_name: dict, gra
             why = "not run: earlier probes of this task crashed the kernel" if crashes >= MAX_CRASHES else why
             lines.append((False, probe["name"], probe["points"], why))
             continue
-        args = generate(probe, np.random.default_rng([ctx.seed, t_index, p_index]))
+        args = generate(probe, probe_rng(ctx.seed, t_index, p_index))
         reference = reference_outputs(ctx.autograder.reference(task["reference"]), args)  # meta probes: its shapes
+        proven[len(lines)] = evidence.is_evidence(probe, args, reference)
         stats: dict = {}
         if substitutes:
             ctx.session.tainted = True  # before the call that carries them: see withheld.py
@@ -139,7 +125,7 @@ def grade_task(ctx: GradingContext, t_index: int, task: dict, by_name: dict, gra
         crashes += status is Status.DEAD
         timed_out |= hung
         lines.append((ok, probe["name"], probe["points"], message))
-    lines = credit_properties_on_evidence(lines, [p for p in task["probes"] if p["device"] != "cuda" or cuda])
+    lines = evidence.credit(lines, proven)
     if tripped:  # the tripwire saw a forbidden call, however it was reached: the task scores 0
         names = "a function" if ctx.session.tainted else ", ".join(sorted(tripped))  # the names are the kernel's word
         lines = [(False, label, points, f"called {names}, which this task does not allow") for _, label, points, _ in lines]

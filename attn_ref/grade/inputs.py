@@ -63,6 +63,11 @@ ARRAYS: dict[str, Callable] = {"normal": _normal, "mask": _mask, "ones": _ones, 
 GENERATORS = (*ARRAYS, "value", "device")
 
 
+def probe_rng(seed: int, t_index: int, p_index: int) -> np.random.Generator:
+    """The generator of one probe's inputs: a grading's seed, the task's and the probe's places."""
+    return np.random.default_rng([seed, t_index, p_index])
+
+
 def generate(probe: dict, rng: np.random.Generator) -> list[Arg]:
     args = []
     for name, spec in probe["args"]:

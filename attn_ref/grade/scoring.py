@@ -187,6 +187,15 @@ def compare_array(name: str, got: np.ndarray, ref: np.ndarray, rtol: float, atol
                    f" (allowed: {rtol:.0e}·|ref| + {atol:.0e}·max |ref|, {label})")
 
 
+def scalar_error(got, expected: float) -> float:
+    """A number's relative difference from a scalar reference (inf for NaN or inf)."""
+    return typerules.relative_difference(got, expected) if np.isfinite(float(got)) else float("inf")
+
+
+def scalar_rtol(probe: dict) -> float:
+    return probe["options"].get("rtol", SCALAR_RTOL)
+
+
 def _matches_reference(task, probe, reference, outputs, names, obs, stats, **_):
     rtol, atol = tolerance(probe)
     label = f"{probe['dtype']} on {probe['device']}"
@@ -210,10 +219,9 @@ def _matches_reference(task, probe, reference, outputs, names, obs, stats, **_):
                 return False, f"{name} has shape {tuple(got.shape)}; expected a single number"
             got = got.reshape(()).item()
         expected = float(np.asarray(ref))
-        scalar_rtol = probe["options"].get("rtol", SCALAR_RTOL)
-        difference = typerules.relative_difference(got, expected) if np.isfinite(float(got)) else float("inf")
+        difference = scalar_error(got, expected)
         stats["max_error"] = max(stats.get("max_error", 0.0), difference)
-        if difference > scalar_rtol:
+        if difference > scalar_rtol(probe):
             return False, f"{name} is {typerules.order_of_magnitude(got, expected)}"
     return True, ""
 

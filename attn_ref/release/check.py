@@ -7,6 +7,8 @@ on its path) and the students' environment:
 * the solution agrees with every answer key (a questions assignment: every answer of the solution passes);
 * every public check passes on the executed solution;
 * every hidden probe is failed by at least one mutant declared with its task (mutants share one kernel);
+* every task has a probe that is evidence (no placeholder passes it) under every sampled seed, so correct
+  work can earn every line;
 * grading the solution twice gives the same scores.
 
 The builder runs it on its staging folder before moving a release into place (`make release`).
@@ -132,6 +134,7 @@ def check_zip(zip_path: Path, release: Path, course: Path) -> list[Row]:
             rows.append(Row(name, "run_autograder (as root) agrees", ok, "" if ok else results.get("output", "")[:200]))
         if assignment.kind == "functions":
             rows.append(_mutant_row(name, assignment, grader, solution, work))
+            rows.append(evidence_row(name, assignment, grader))
     return rows
 
 
@@ -151,6 +154,22 @@ def _mutant_row(name: str, assignment, grader: _BundledGrader, solution: Path, w
     count = sum(len(m) for m in mutants.values())
     detail = f"{count} mutants" + (f"; no mutant fails: {'; '.join(uncaught)}" if uncaught else "")
     return Row(name, "every hidden probe fails a mutant", not uncaught, detail)
+
+
+def evidence_row(name: str, assignment, grader: _BundledGrader) -> Row:
+    """Every task has a probe no placeholder passes (zeros, an input returned, uniform weights, x @ W): lines
+    a placeholder passes earn only beside one, so a task without one could never give correct work its points."""
+    check = "every task has a probe no placeholder passes"
+    out = grader.work / "evidence.json"
+    done = grader.run("probe-evidence", "--autograder", str(grader.zip), "--out", str(out))
+    if done.returncode != 0:
+        return Row(name, check, False, done.stderr[-400:])
+    verdict = json.loads(out.read_text())
+    missing = verdict["missing"]
+    detail = "; ".join(f"{assignment.folder / task / 'task.py'}: under {count} of {verdict['seeds']} seeds every probe of "
+                       f"{task} is passed by a placeholder too (add a general case: random inputs, several keys or tokens)"
+                       for task, count in missing.items()) or f"{verdict['seeds']} seeds"
+    return Row(name, check, not missing, detail)
 
 
 def check_release(release: Path, course: Path, zips: list[Path] | None = None) -> list[Row]:

@@ -16,9 +16,12 @@ TASK = Task(
     probes=(
         Probe("T = 50, factor = 0.9", 4, (("T", value(50)), ("factor", value(0.9))), options=SCALAR_TOLERANCE),
         Probe("T = 1: no steps, gradient 1", 2, (("T", value(1)), ("factor", value(0.9))), options=SCALAR_TOLERANCE),
-        Probe("T = 20, factor = 1.1: the product grows, by autograd", 2, (("T", value(20)), ("factor", value(1.1))),
-              checks=("matches_reference", "autograd_used"), options=SCALAR_TOLERANCE),
-        Probe("T = 40, factor = 0.5", 1, (("T", value(40)), ("factor", value(0.5))), options=SCALAR_TOLERANCE),
+        # "By autograd" is the kernel's own word (a flag it reports; any unrelated backward() sets it): one point
+        # at most. The values are what is graded.
+        Probe("T = 20, factor = 1.1: the product grows, by autograd (as your kernel reports)", 1,
+              (("T", value(20)), ("factor", value(1.1))), checks=("matches_reference", "autograd_used"),
+              options=SCALAR_TOLERANCE),
+        Probe("T = 40, factor = 0.5", 2, (("T", value(40)), ("factor", value(0.5))), options=SCALAR_TOLERANCE),
         # 99 float32 steps drift up to ~6e-6: a looser tolerance that still rejects an off-by-one (25 %).
         Probe("T = 100, factor = 0.8: a long chain", 1, (("T", value(100)), ("factor", value(0.8))),
               options={"rtol": 1e-4, "atol": 0.0}),

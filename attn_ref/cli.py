@@ -158,6 +158,19 @@ examples:
 """
 
 
+# Static: the autograder zip carries no attn_ref.release, and its `grade` verb builds this same parser.
+CHECK_DESCRIPTION = """attn-ref check: a release proves itself before anyone uploads it.
+
+For each autograder zip, through the zip's own bundled grader and the students' environment: the solution
+scores full and the blank notebook 0 (as root, also through the zip's run_autograder); the solution agrees
+with every answer key; every public check passes on the solution; every hidden probe is failed by at least
+one of its task's mutants; every task has a probe no placeholder passes; grading twice gives the same scores.
+
+example:
+  attn-ref check autograder/lab-autograder.zip
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="attn-ref", description=__doc__)
     verbs = parser.add_subparsers(dest="verb", required=True)
@@ -182,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     build.set_defaults(run=_build)
 
     check = verbs.add_parser("check", help="prove a release: solution full, blank 0, public checks, mutants, determinism",
-                             description=__import__("attn_ref.release.check", fromlist=["x"]).__doc__,
+                             description=CHECK_DESCRIPTION,
                              formatter_class=argparse.RawDescriptionHelpFormatter)
     check.add_argument("zips", nargs="*", help="autograder zips (default: every zip under RELEASE/autograder)")
     check.add_argument("--release", help="the folder holding assignments/, solutions/, autograder/ (default: the repo root)")

@@ -14,6 +14,7 @@ reach them by path.
 
 from __future__ import annotations
 
+import os
 import queue
 import secrets
 import time
@@ -33,6 +34,7 @@ KERNEL_NAME = "python3"  # Gradescope's kernel; whatever the notebook names is i
 MAX_MESSAGE = 4 << 20  # a shell message larger than this drops the connection (the run then times out)
 MAX_QUEUED = 32  # shell messages queued in the grader at most
 INTERRUPT_GRACE = 5.0
+MAX_SOCKET_PATH = 100  # a Unix socket's path holds at most 107 bytes; the kernel appends "-<port>"
 
 
 class KernelStartError(Exception):
@@ -75,6 +77,9 @@ class Kernel:
         tmpdir = jail.kernel_dir(folder, "tmp")
         conn_dir = make_private_dir(folder, "conn")
         sock_dir = jail.kernel_dir(folder, "sock")
+        if len(os.fsencode(sock_dir / "k-00000")) > MAX_SOCKET_PATH:
+            raise KernelStartError(f"the kernel's socket folder {sock_dir} is too long for a Unix socket: set TMPDIR "
+                                   "to a shorter folder (such as /tmp)")
         kernels = write_launcher_files(folder, jail.launch_config(self.workdir, tmpdir, conn_dir, sock_dir), kernel_argv(plan))
         self.context = _context()
         specs = KernelSpecManager(kernel_dirs=[str(kernels)], ensure_native_kernel=False)

@@ -1,19 +1,25 @@
-"""report.html, the integrity report beside the gradebook: for a TA to read, never a score change.
+"""report.html, the integrity report beside the gradebook: for a TA to read in a minute, never a score change.
 
-* Code similarity per unit between submissions, measured with copydetect (MOSS-style winnowing; made for
-  this), the starter code excluded: pairs above the threshold, with their code side by side and the
-  shared parts marked.
-* Each student's integrity flags (code that reaches for the grader's files, patches numpy or otter,
-  forbidden calls).
-* For a Gradescope export: each submission whose local score differs from Gradescope's, with the
-  questions that differ where the export has them.
+Top to bottom, what decides most first (the page has no script; all student text is escaped, never rendered):
+
+* a summary: submissions and students, their statuses, the scores that differ from a Gradescope export
+  with their questions (or that the export has no scores), the integrity flags, how many pairs look alike;
+* the most similar pairs across all questions: two submissions, the questions where they are over the
+  threshold, the highest similarity;
+* per question, the pairs over the threshold, each pair's code folded in <details>, side by side, the shared
+  parts marked. Measured with copydetect (MOSS-style winnowing; made for this) on each submission's own
+  code: the starter's lines (the signature and docstring of the student notebook's cell, given to everyone)
+  are left out of the matching and shown unmarked;
+* in full: the scores that differ from Gradescope's, and each student's integrity flags.
 """
 
 from __future__ import annotations
 
+import difflib
 import html
 import io
 import re
+from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 
@@ -25,8 +31,12 @@ from .results import write_atomically
 THRESHOLD = 0.75  # the share of a submission's tokens found in another's
 NOISE = 25  # copydetect's k: matches shorter than this many characters are noise
 GUARANTEE = 30  # matches this long are always found
-MIN_CODE = 80  # characters of code (starter excluded) below which a unit is not compared
+MIN_CODE = 80  # characters of a submission's own code (starter excluded) below which a unit is not compared
 MAX_CODE = 20_000  # characters of a unit's code compared: far above any honest answer, and bounds the work
+PAIRS_PER_UNIT = 50  # pairs shown per question: more says "the threshold is too low", not "read them all"
+OVERVIEW_ROWS = 30  # pairs in the overview across questions
+SUMMARY_ROWS = 8  # differing scores in the summary (the rest in the full list): the summary stays above the fold
+SUMMARY_NAMES = 5  # names per line of the summary
 
 
 def unit_code(nb, unit: dict) -> str:
@@ -42,47 +52,125 @@ def unit_code(nb, unit: dict) -> str:
     return "\n\n".join(c.source for c in nb.cells if c.cell_type == "code" and pattern.search(c.source))[:MAX_CODE]
 
 
-def _fingerprint(code: str, boilerplate):
-    from copydetect import CodeFingerprint
+def starter_lines(code: str, starter: str) -> list[bool]:
+    """For each line of the code, whether it is one of the starter's lines (compared stripped, in order);
+    blank lines between two of them (inside a docstring) too."""
+    lines = code.split("\n")
+    written = [(i, line.strip()) for i, line in enumerate(lines) if line.strip()]
+    given = [line.strip() for line in starter.split("\n") if line.strip()]
+    found = [False] * len(lines)
+    if not given or not written:
+        return found
+    matcher = difflib.SequenceMatcher(None, [text for _, text in written], given, autojunk=False)
+    for block in matcher.get_matching_blocks():
+        for j in range(block.a, block.a + block.size):
+            found[written[j][0]] = True
+    for (i, _), (k, _) in zip(written, written[1:]):
+        if found[i] and found[k]:
+            found[i + 1:k] = [True] * (k - i - 1)
+    return found
 
-    return CodeFingerprint("unit.py", NOISE, GUARANTEE - NOISE + 1, boilerplate=boilerplate, fp=io.StringIO(code),
-                           language="python")
 
+@dataclass
+class UnitCode:
+    """A submission's code for one unit, and which of its characters are the starter's lines.
 
-def _marked(code: str, slices) -> str:
-    """The code with the shared slices marked, escaped."""
-    out, last = [], 0
-    for start, end in sorted(zip(slices[0], slices[1])):
-        start, end = max(int(start), last), int(end)
-        out += [html.escape(code[last:start]), "<mark>", html.escape(code[start:end]), "</mark>"]
-        last = max(last, end)
-    out.append(html.escape(code[last:]))
-    return "".join(out)
+    The starter is excluded by position, not with copydetect's boilerplate hashes: a docstring is one
+    token to copydetect, so a starter filters to a few dozen characters, about one k-gram, and every
+    k-gram from the signature into the student's body (the docstring inside it) matched and was marked
+    in every pair. Nor are the starter's lines cut out before fingerprinting: a student who edits one
+    line of a docstring would leave an unterminated string that swallows the whole body."""
+
+    text: str
+    given: np.ndarray  # per character of text: part of a starter line
+
+    @classmethod
+    def split(cls, text: str, starter: str) -> UnitCode:
+        given, pos = np.zeros(len(text), dtype=bool), 0
+        for line, is_given in zip(text.split("\n"), starter_lines(text, starter)):
+            end = min(pos + len(line) + 1, len(text))  # the line and its newline
+            given[pos:end] = is_given
+            pos = end
+        return cls(text, given)
+
+    @property
+    def own(self) -> str:
+        """What the student wrote beyond the starter."""
+        return "".join(c for c, g in zip(self.text, self.given) if not g)
+
+    def fingerprint(self):
+        """copydetect's fingerprint of the code, less every k-gram that touches a starter line (kept out of
+        the hashes, their positions and the token count that similarity is a share of)."""
+        from copydetect import CodeFingerprint
+        from copydetect.utils import get_token_coverage
+
+        fp = CodeFingerprint("unit.py", NOISE, GUARANTEE - NOISE + 1, fp=io.StringIO(self.text), language="python")
+        if not self.given.any():
+            return fp
+        touched = np.concatenate([[0], np.cumsum(self.given)])  # touched[b] - touched[a]: starter chars in [a, b)
+
+        def raw(i: int) -> int:  # a position in the filtered code -> in the text, as copydetect maps its slices
+            if len(fp.offsets) == 0:
+                return min(i, len(self.text))
+            row = min(int(np.searchsorted(fp.offsets[:, 0], i)), len(fp.offsets) - 1)
+            return min(max(i + int(fp.offsets[row, 1]), 0), len(self.text))
+
+        def clean(i: int) -> bool:  # copydetect's mapping is approximate: a character of margin each side
+            start, end = max(raw(i) - 1, 0), min(raw(i + fp.k) + 1, len(self.text))
+            return touched[end] - touched[start] == 0
+
+        fp.hash_idx = {h: kept for h, idx in fp.hash_idx.items() if (kept := [i for i in idx if clean(i)])}
+        fp.hashes = set(fp.hash_idx)
+        fp.token_coverage = get_token_coverage(fp.hash_idx, fp.k, len(fp.filtered_code))
+        return fp
+
+    def marked(self, slices) -> str:
+        """The code, escaped: the shared slices in <mark>, the starter's lines dimmed (never marked)."""
+        shared = np.zeros(len(self.text), dtype=bool)
+        for start, end in zip(*slices):
+            shared[max(int(start), 0):max(int(end), 0)] = True
+        kind = np.where(self.given, 1, np.where(shared, 2, 0))
+        cuts = [0, *(np.flatnonzero(np.diff(kind)) + 1).tolist(), len(self.text)]
+        out = []
+        for start, end in zip(cuts, cuts[1:]):
+            piece = html.escape(self.text[start:end])
+            out.append({0: piece, 1: f'<span class="starter">{piece}</span>', 2: f"<mark>{piece}</mark>"}[int(kind[start])])
+        return "".join(out)
 
 
 def similar_pairs(codes: dict[str, str], starter: str, threshold: float = THRESHOLD) -> list[tuple]:
-    """(key a, key b, similarity, marked code a, marked code b), most similar first."""
+    """(key a, key b, similarity, marked code a, marked code b), most similar first; the starter's lines
+    are neither compared nor marked."""
     from copydetect import compare_files
 
-    # copydetect keeps a fingerprint's hashes as a set; as boilerplate it needs an array
-    boilerplate = np.array(sorted(_fingerprint(starter, []).hashes), dtype=np.int64) if starter.strip() else []
-    prints = {k: _fingerprint(c, boilerplate) for k, c in codes.items() if len(c.strip()) - len(starter.strip()) >= MIN_CODE}
+    split = {key: UnitCode.split(code, starter) for key, code in codes.items()}
+    prints = {key: c.fingerprint() for key, c in split.items() if len(c.own.strip()) >= MIN_CODE}
     pairs = []
     for a, b in combinations(sorted(prints), 2):
         _, (sim_a, sim_b), (slices_a, slices_b) = compare_files(prints[a], prints[b])
         similarity = float(max(sim_a, sim_b))
         if similarity >= threshold:
-            pairs.append((a, b, similarity, _marked(prints[a].raw_code, slices_a), _marked(prints[b].raw_code, slices_b)))
+            pairs.append((a, b, similarity, split[a].marked(slices_a), split[b].marked(slices_b)))
     return sorted(pairs, key=lambda p: -p[2])
 
 
+# ---- the page -------------------------------------------------------------------------------------------
+
+# Code wraps inside its column (pre-wrap, long tokens broken, minmax(0, 1fr) so that a long line cannot
+# widen the grid): a TA never scrolls sideways, and the summary stays compact enough for the first screen.
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
-<style>body{{font-family:system-ui,sans-serif;max-width:80rem;margin:2rem auto;padding:0 1rem}}
-table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:.3rem .5rem;vertical-align:top}}
-.pair{{display:grid;grid-template-columns:1fr 1fr;gap:.5rem}} pre{{background:#f7f7f7;padding:.5rem;overflow:auto;font-size:85%}}
-mark{{background:#ffd54f}}</style></head><body><h1>{title}</h1>
-<p>For a TA to read: similarity and flags are patterns, not proof, and change no score.</p>
+<style>body{{font-family:system-ui,sans-serif;max-width:80rem;margin:1rem auto;padding:0 1rem;line-height:1.35}}
+h1{{font-size:1.4rem;margin:.3rem 0}} h2{{font-size:1.15rem;margin:1.2rem 0 .4rem}} h3{{font-size:1rem;margin:1rem 0 .3rem}}
+table{{border-collapse:collapse;max-width:100%}} td,th{{border:1px solid #ccc;padding:.2rem .45rem;vertical-align:top;
+text-align:left;overflow-wrap:anywhere}}
+#summary{{border:1px solid #bbb;border-radius:6px;background:#fafafa;padding:.1rem 1rem .6rem}}
+#summary ul{{margin:.3rem 0;padding-left:1.2rem}} #summary li{{margin:.25rem 0}} #summary table{{margin:.3rem 0;font-size:92%}}
+.note{{color:#555;font-size:92%}} details{{border-top:1px solid #e4e4e4;padding:.25rem 0}} summary{{cursor:pointer}}
+.pair{{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:.5rem}}
+pre{{background:#f7f7f7;padding:.5rem;margin:.3rem 0;font-size:85%;white-space:pre-wrap;overflow-wrap:anywhere;overflow-x:auto}}
+mark{{background:#ffd54f}} .starter{{color:#999}}</style></head><body><h1>{title}</h1>
+<p class="note">For a TA to read: similarity and flags are patterns, not proof, and change no score.</p>
 {body}</body></html>
 """
 
@@ -91,64 +179,184 @@ def _who(g) -> str:
     return ", ".join(s["name"] for s in g.sub.students) or g.sub.key
 
 
-def _similarity(book) -> str:
+def _names(items: list[str]) -> str:
+    shown = ", ".join(html.escape(i) for i in items[:SUMMARY_NAMES])
+    return shown + (f" and {len(items) - SUMMARY_NAMES} more" if len(items) > SUMMARY_NAMES else "")
+
+
+def _anchor(unit: str) -> str:
+    return "q-" + re.sub(r"[^A-Za-z0-9_-]", "_", unit)
+
+
+@dataclass
+class Measured:
+    unit: dict
+    pairs: list[tuple]  # similar_pairs' tuples
+    error: str = ""  # why it was not measured
+
+
+def _measure(book) -> list[Measured]:
     notebooks = {}
     for g in book.graded:
         try:
             notebooks[g.sub.key] = submission_files.load(g.sub.path)[0]
-        except Exception:  # unreadable: nothing to compare
+        except Exception:  # unreadable: nothing to compare (its row in grades.csv says why)
             continue
-    who = {g.sub.key: _who(g) for g in book.graded}
-    parts = [f"<h2>Code similarity (copydetect; pairs at {THRESHOLD:.0%} or more, starter code excluded)</h2>"]
+    measured = []
     for unit in book.checks["units"]:
         codes = {key: unit_code(nb, unit) for key, nb in notebooks.items()}
         try:
-            pairs = similar_pairs(codes, unit.get("starter", ""))
+            measured.append(Measured(unit, similar_pairs(codes, unit.get("starter", ""))))
         except Exception as err:  # noqa: BLE001 - the report is for reading; the gradebook never waits on it
-            parts.append(f"<h3>{html.escape(unit['name'])}: not measured ({html.escape(type(err).__name__)}: "
-                         f"{html.escape(str(err)[:200])})</h3>")
-            continue
-        parts.append(f"<h3>{html.escape(unit['name'])}: {html.escape(unit['title'])} ({len(pairs)} pairs)</h3>")
-        for a, b, similarity, code_a, code_b in pairs[:50]:
-            parts.append(f"<p><b>{similarity:.0%}</b>: {html.escape(who[a])} ({html.escape(a)}) and "
-                         f"{html.escape(who[b])} ({html.escape(b)})</p><div class='pair'><pre>{code_a}</pre><pre>{code_b}</pre></div>")
-    return "\n".join(parts)
+            measured.append(Measured(unit, [], f"{type(err).__name__}: {str(err)[:200]}"))
+    return measured
 
 
-def _flags(book) -> str:
-    rows = []
-    for g in book.graded:
-        extra = g.results.get("extra_data", {})
-        flags = list(extra.get("integrity_flags", []))
-        flags += [f"{unit}: called {', '.join(names)}" for unit, names in (extra.get("forbidden_calls") or {}).items()]
-        if flags:
-            rows.append(f"<tr><td>{html.escape(_who(g))}</td><td>{html.escape(g.sub.key)}</td><td>"
-                        + "<br>".join(html.escape(str(f)) for f in flags[:30]) + "</td></tr>")
-    table = "<table><tr><th>students</th><th>submission</th><th>flags</th></tr>" + "".join(rows) + "</table>" if rows else "<p>None.</p>"
-    return "<h2>Integrity flags</h2>" + table
+@dataclass
+class Comparison:
+    """The local scores against a Gradescope export's."""
+
+    export: bool  # the class came from a Gradescope export
+    compared: int  # submissions the export gives a score
+    unscored: int  # submissions of the export without one
+    rows: list[tuple]  # (graded, here, Gradescope, the questions that differ) for each that differs
 
 
-def _gradescope(book) -> str:
-    rows = []
+def _compare(book) -> Comparison:
+    rows, compared, unscored = [], 0, 0
     for g in book.graded:
         theirs = g.sub.gradescope
         if not theirs or theirs.get("score") is None:
+            unscored += bool(theirs)
             continue
+        compared += 1
         ours = round(sum(g.scores.values()), 6)
         if abs(ours - theirs["score"]) < 1e-6:
             continue
         units = [f"{u}: here {g.scores.get(u, 0):g}, Gradescope {s:g}" for u, s in theirs.get("tests", {}).items()
                  if s is not None and u in g.scores and abs(g.scores[u] - s) > 1e-6]
-        rows.append(f"<tr><td>{html.escape(_who(g))}</td><td>{ours:g}</td><td>{theirs['score']:g}</td><td>"
-                    + html.escape("; ".join(units) or "(the export lists no per-question scores)") + "</td></tr>")
-    if not any(g.sub.gradescope for g in book.graded):
+        unlisted = "(the questions the export lists agree)" if theirs.get("tests") else "(the export lists no per-question scores)"
+        rows.append((g, ours, theirs["score"], "; ".join(units) or unlisted))
+    return Comparison(any(g.sub.gradescope for g in book.graded), compared, unscored, rows)
+
+
+def _flags(g) -> list[str]:
+    extra = g.results.get("extra_data", {})
+    flags = [str(f) for f in extra.get("integrity_flags", [])]
+    return flags + [f"{unit}: called {', '.join(map(str, names))}" for unit, names in (extra.get("forbidden_calls") or {}).items()]
+
+
+def _score_table(rows: list[tuple]) -> str:
+    return ("<table><tr><th>students</th><th>here</th><th>Gradescope</th><th>questions that differ</th></tr>"
+            + "".join(f"<tr><td>{html.escape(_who(g))}</td><td>{ours:g}</td><td>{theirs:g}</td><td>{html.escape(units)}</td></tr>"
+                      for g, ours, theirs, units in rows) + "</table>")
+
+
+def _overview(measured: list[Measured]) -> list[tuple[str, str, dict[str, float]]]:
+    """(key a, key b, {unit: similarity}) per pair over the threshold somewhere, the most similar first."""
+    found: dict[tuple[str, str], dict[str, float]] = {}
+    for m in measured:
+        for a, b, similarity, *_ in m.pairs:
+            found.setdefault((a, b), {})[m.unit["name"]] = similarity
+    return sorted(((a, b, units) for (a, b), units in found.items()),
+                  key=lambda p: (-max(p[2].values()), -len(p[2]), p[0], p[1]))
+
+
+def _summary(book, measured: list[Measured], overview: list, scores: Comparison) -> str:
+    graded = book.graded
+    students = sum(max(1, len(g.sub.students)) for g in graded)
+    groups = sum(len(g.sub.students) > 1 for g in graded)
+    statuses: dict[str, int] = {}
+    for g in graded:
+        if g.status != "ok":
+            statuses[g.status] = statuses.get(g.status, 0) + 1
+    bad = sum(statuses.values())
+    common = sorted(statuses.items(), key=lambda item: (-item[1], item[0]))  # reasons can be many and long: the top few
+    shown = ", ".join(f"{n} × {html.escape(s[:80])}" for s, n in common[:3]) + (f", {len(common) - 3} other reasons" if len(common) > 3 else "")
+    items = [f"<b>{len(graded)} submissions, {students} students</b>" + (f" ({groups} group submissions)" if groups else "")
+             + f"; {len(graded) - bad} graded ok" + (f", {bad} not ({shown}; grades.csv says why)" if bad else "")]
+    if not scores.export:
+        items.append("Gradescope: not an export, no scores to compare.")
+    elif not scores.compared:
+        items.append("Gradescope: <b>the export has no scores</b>, so none were compared.")
+    elif not scores.rows:
+        items.append(f"Gradescope: every local score equals Gradescope's ({scores.compared} compared"
+                     + (f"; {scores.unscored} without a score in the export" if scores.unscored else "") + ").")
+    else:
+        more = len(scores.rows) - SUMMARY_ROWS
+        items.append(f"<b>Scores that differ from Gradescope's: {len(scores.rows)} of {scores.compared}</b>"
+                     + (f" ({scores.unscored} without a score in the export)" if scores.unscored else "")
+                     + _score_table(scores.rows[:SUMMARY_ROWS])
+                     + (f'… and {more} more in <a href="#gradescope">the full list</a>.' if more > 0 else ""))
+    flagged = [_who(g) for g in graded if _flags(g)]
+    items.append(f'<b>Integrity flags: {len(flagged)} submissions</b> ({_names(flagged)}; <a href="#flags">each flag</a>).'
+                 if flagged else "Integrity flags: none.")
+    units = {u for _, _, found in overview for u in found}
+    unmeasured = sum(bool(m.error) for m in measured)
+    line = (f'<b>Code similarity: {len(overview)} pairs at {THRESHOLD:.0%} or more</b> in {len(units)} of {len(measured)} '
+            f'questions (<a href="#pairs">the most similar</a>)' if overview else
+            f"Code similarity: no pair at {THRESHOLD:.0%} or more in {len(measured)} questions")
+    items.append(line + (f"; {unmeasured} questions not measured" if unmeasured else "") + ".")
+    return '<section id="summary"><h2>Summary</h2><ul>' + "".join(f"<li>{i}</li>" for i in items) + "</ul></section>"
+
+
+def _pairs_section(book, overview: list) -> str:
+    if not overview:
         return ""
-    table = ("<table><tr><th>students</th><th>here</th><th>Gradescope</th><th>questions that differ</th></tr>"
-             + "".join(rows) + "</table>") if rows else "<p>Every local score equals Gradescope's.</p>"
-    return "<h2>Scores that differ from Gradescope's</h2>" + table
+    who = {g.sub.key: _who(g) for g in book.graded}
+
+    def person(key: str) -> str:
+        return f"{html.escape(who.get(key, key))} <span class='note'>({html.escape(key)})</span>"
+
+    rows = []
+    for a, b, units in overview[:OVERVIEW_ROWS]:
+        found = ", ".join(f'<a href="#{_anchor(u)}">{html.escape(u)}</a> {s:.0%}'
+                          for u, s in sorted(units.items(), key=lambda item: -item[1]))
+        rows.append(f"<tr><td>{person(a)}</td><td>{person(b)}</td><td>{found}</td><td><b>{max(units.values()):.0%}</b></td></tr>")
+    more = len(overview) - OVERVIEW_ROWS
+    return ('<section id="pairs"><h2>Most similar pairs across questions</h2><table><tr><th>student A</th><th>student B</th>'
+            f"<th>questions at {THRESHOLD:.0%} or more</th><th>highest</th></tr>" + "".join(rows) + "</table>"
+            + (f"<p class='note'>… and {more} more pairs, per question below.</p>" if more > 0 else "") + "</section>")
+
+
+def _units_section(book, measured: list[Measured]) -> str:
+    who = {g.sub.key: _who(g) for g in book.graded}
+    parts = [f'<section id="questions"><h2>Code similarity per question</h2><p class="note">copydetect; pairs at '
+             f"{THRESHOLD:.0%} or more, each folded: open it for the code side by side, <mark>shared code</mark> marked, "
+             "<span class='starter'>the starter's lines</span> (given to everyone) neither compared nor marked.</p>"]
+    for m in measured:
+        name, title = html.escape(m.unit["name"]), html.escape(m.unit.get("title", ""))
+        if m.error:
+            parts.append(f'<h3 id="{_anchor(m.unit["name"])}">{name}: not measured ({html.escape(m.error)})</h3>')
+            continue
+        parts.append(f'<h3 id="{_anchor(m.unit["name"])}">{name}: {title} ({len(m.pairs)} pairs)</h3>')
+        for a, b, similarity, code_a, code_b in m.pairs[:PAIRS_PER_UNIT]:
+            parts.append(f"<details><summary><b>{similarity:.0%}</b>: {html.escape(who[a])} ({html.escape(a)}) and "
+                         f"{html.escape(who[b])} ({html.escape(b)})</summary>"
+                         f"<div class='pair'><pre>{code_a}</pre><pre>{code_b}</pre></div></details>")
+        if len(m.pairs) > PAIRS_PER_UNIT:
+            parts.append(f"<p class='note'>… and {len(m.pairs) - PAIRS_PER_UNIT} more pairs.</p>")
+    return "\n".join(parts) + "</section>"
+
+
+def _gradescope_section(scores: Comparison) -> str:
+    if len(scores.rows) <= SUMMARY_ROWS:
+        return ""  # the summary holds them all, or says why there are none
+    return f'<section id="gradescope"><h2>Scores that differ from Gradescope\'s (all {len(scores.rows)})</h2>{_score_table(scores.rows)}</section>'
+
+
+def _flags_section(book) -> str:
+    rows = [f"<tr><td>{html.escape(_who(g))}</td><td>{html.escape(g.sub.key)}</td><td>"
+            + "<br>".join(html.escape(f) for f in _flags(g)[:30]) + "</td></tr>" for g in book.graded if _flags(g)]
+    table = "<table><tr><th>students</th><th>submission</th><th>flags</th></tr>" + "".join(rows) + "</table>" if rows else "<p>None.</p>"
+    return f'<section id="flags"><h2>Integrity flags</h2>{table}</section>'
 
 
 def write_report(path: Path, book) -> None:
     title = f"{book.checks['assignment']}: integrity report ({len(book.graded)} submissions)"
-    body = _similarity(book) + _flags(book) + _gradescope(book)
+    measured = _measure(book)
+    overview = _overview(measured)
+    scores = _compare(book)
+    body = (_summary(book, measured, overview, scores) + _pairs_section(book, overview) + _units_section(book, measured)
+            + _gradescope_section(scores) + _flags_section(book))
     write_atomically(path, PAGE.format(title=html.escape(title), body=body).encode())

@@ -19,13 +19,16 @@ from .spreadsheet import safe_cell, write_csv
 SHEET = "scores.csv"
 ID_FIELDS = ["submission", "name", "sid", "email"]
 
+# Answers wrap inside the column, a long token (a URL, a row of digits) broken where it must: a TA never
+# scrolls sideways to read an answer.
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
-<style>body{{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}}
+<style>body{{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;overflow-wrap:anywhere}}
 .answer{{border-top:1px solid #ccc;padding:.6rem 0}} .who{{font-weight:600}} .sid{{color:#666}}
-.text{{white-space:pre-wrap;background:#f7f7f7;padding:.5rem;border-radius:4px}} .blank{{color:#a00}}
+.text{{white-space:pre-wrap;overflow-wrap:anywhere;overflow-x:auto;background:#f7f7f7;padding:.5rem;border-radius:4px}}
+.blank{{color:#a00}}
 .flag{{color:#a60;font-weight:600}}</style>
-</head><body><h1>{title}</h1><p>{prompt}</p><p>{count} submissions; scores go in {sheet}
+</head><body><h1>{title}</h1><p>{prompt}</p><p id="summary">{count} submissions; scores go in {sheet}
 (out of {points:g}).</p>
 {answers}
 </body></html>

@@ -1,0 +1,85 @@
+"""report.html read as a TA reads it: the summary first (counts, the scores that differ from Gradescope,
+the flags), then the most similar pairs across questions, then per question the pairs, folded; the
+starter's lines neither matched nor marked. Built from a synthetic class (report_class.py): no grading."""
+
+from __future__ import annotations
+
+import re
+
+from report_class import ATTENTION, SOFTMAX, SOFTMAX_BODIES, make_class
+
+from attn_ref.grade.report import similar_pairs, write_report
+
+
+def _report(tmp_path, **kwargs) -> str:
+    book = make_class(tmp_path / "class", **kwargs)
+    write_report(tmp_path / "report.html", book)
+    return (tmp_path / "report.html").read_text()
+
+
+def _section(page: str, name: str) -> str:
+    return re.search(rf'<section id="{name}">(.*?)</section>', page, re.S).group(1)
+
+
+def test_the_summary_comes_first_and_holds_what_a_ta_acts_on(tmp_path):
+    page = _report(tmp_path)
+    summary = _section(page, "summary")
+    assert page.index('id="summary"') < page.index('id="pairs"') < page.index('id="questions"') < page.index("<details>")
+    assert "8 submissions, 9 students</b> (1 group submissions); 8 graded ok" in summary
+    assert "Scores that differ from Gradescope's: 2 of 8" in summary
+    assert "<td>Grace Hopper</td><td>5</td><td>2</td><td>c2: here 3, Gradescope 0</td>" in summary
+    assert "<td>Edsger Dijkstra</td><td>3</td><td>1</td><td>c1: here 2, Gradescope 0</td>" in summary
+    assert "Integrity flags: 3 submissions</b> (Grace Hopper, Ken Thompson, &lt;b&gt;Mallory" in summary
+    assert "Code similarity: 3 pairs at 75% or more</b> in 2 of 2 questions" in summary
+
+
+def test_an_export_without_scores_says_so(tmp_path):
+    page = _report(tmp_path, scores=False)
+    assert "the export has no scores" in page and "the export has no scores" in _section(page, "summary")
+    assert "equals Gradescope" not in page and "differ from Gradescope" not in page
+
+
+def test_the_most_similar_pairs_across_questions(tmp_path):
+    overview = _section(_report(tmp_path), "pairs")
+    rows = re.findall(r"<tr>(.*?)</tr>", overview)[1:]
+    assert len(rows) == 3
+    assert "Ada Lovelace, Zoë Ångström" in rows[0] and "Grace Hopper" in rows[0]  # two questions before one
+    assert '<a href="#q-c1">c1</a> 100%, <a href="#q-c2">c2</a> 100%' in rows[0] and rows[0].endswith("<td><b>100%</b></td>")
+    assert "Alan Turing" in rows[1] and "Edsger Dijkstra" in rows[1] and "c2" not in rows[1]
+
+
+def test_each_pair_is_folded_and_student_text_stays_text(tmp_path):
+    page = _report(tmp_path)
+    code = _section(page, "questions")
+    assert code.count("<details>") == 4 and "<details open" not in code  # folded: the page stays short
+    assert "<script" not in page and "<img" not in page and "<b>Mallory" not in page
+    assert "&lt;b&gt;Mallory&lt;/b&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in page  # her name
+    assert "# &lt;/pre&gt;&lt;script&gt;alert(&#x27;code&#x27;)&lt;/script&gt;" in code  # her code
+    assert "called &lt;img src=x onerror=alert(2)&gt;" in _section(page, "flags")
+
+
+def test_the_starters_docstring_is_neither_matched_nor_marked():
+    """Every submission keeps the signature and docstring: alone they made every pair alike, and marked."""
+    honest = {name: SOFTMAX + body for name, body in SOFTMAX_BODIES.items() if name != "copied"}
+    honest["copy"] = SOFTMAX + SOFTMAX_BODIES["copied"]
+    honest["copy2"] = SOFTMAX + SOFTMAX_BODIES["copied"].replace("exps", "e_x")
+    starter = SOFTMAX + "    ...\n"
+    pairs = similar_pairs(honest, starter)
+    assert [(a, b) for a, b, *_ in pairs] == [("copy", "copy2")]
+    for _, _, _, code_a, code_b in pairs:
+        for marked in (code_a, code_b):
+            shared = " ".join(re.findall(r"<mark>(.*?)</mark>", marked, re.S))
+            assert "Softmax of x" not in shared and "def softmax" not in shared and "without underflow" not in shared
+            assert "np.max(x, axis=axis" in shared
+            assert marked.startswith('<span class="starter">def softmax(x, axis=-1):')
+    # one docstring line edited: the rest of the docstring is still the starter's, the body still compared
+    # (cutting the starter's lines out before matching left an unterminated string that hid the body)
+    edited = SOFTMAX.replace("Softmax of x along axis", "My own words: exponentiate, normalise along axis, then")
+    alike = similar_pairs({"a": edited + SOFTMAX_BODIES["inplace"], "b": edited + SOFTMAX_BODIES["inplace"]}, starter)
+    assert alike and alike[0][2] > 0.9 and "np.exp(z, out=z)" in " ".join(re.findall(r"<mark>(.*?)</mark>", alike[0][3], re.S))
+    assert "<span class=\"starter\">    x: an array of any shape." in alike[0][3]
+
+
+def test_a_starter_left_as_given_is_not_compared():
+    starter = ATTENTION + "    ...\n"
+    assert similar_pairs({"a": starter, "b": starter, "c": starter + "\n# nothing yet\n"}, starter) == []

@@ -144,9 +144,53 @@ def _requirements(args) -> int:
     return 0
 
 
-GRADE_HELP = """Grade submissions against an autograder zip, the way Gradescope would, without Docker.
+# Each verb's --help: what it does (description) and how it is typed (epilog, kept as written).
+ANSWERS_HELP = """Print the answer key of every "questions" assignment of the course: each answer variable and the
+value its question.py computes with attn_ref (the numbers the hidden checks compare with)."""
+ANSWERS_EXAMPLES = """examples:
+  attn-ref answers                      # every questions assignment of course/
+  attn-ref answers --only practice      # one assignment
+  attn-ref answers --course tests/fixtures/stats_course
+"""
 
-examples:
+BUILD_HELP = """Build every assignment of the course into a staging folder, run `attn-ref check` on it, and only then
+move assignments/, solutions/ and autograder/ into place (a failed build changes nothing)."""
+BUILD_EXAMPLES = """examples:
+  attn-ref build                              # into this checkout, as `make release` does
+  attn-ref build --out /tmp/release --only lab
+  attn-ref build --runner gpu --pdf           # <name>-autograder-gpu.zip; the export also makes otter's PDF
+"""
+
+CHECK_EXAMPLES = """examples:
+  attn-ref check                                       # the release in this checkout, every zip
+  attn-ref check --release /tmp/release
+  attn-ref check autograder/lab-autograder.zip
+"""
+
+PROBE_MUTANTS_HELP = """Used by `attn-ref check`, through the zip's own bundled grader: run a notebook (the solution) once in a
+graded kernel, put each mutant of MUTANTS (JSON: {task: [[label, source], ...]}) in place of the student's
+function, run the task's hidden probes, and write {"mutants": {task: {label: {probe: passed}}}} to OUT."""
+PROBE_MUTANTS_EXAMPLES = """example:
+  attn-ref probe-mutants solutions/lab/lab.ipynb --autograder autograder/lab-autograder.zip \\
+      --mutants mutants.json --out verdicts.json
+"""
+
+PROBE_EVIDENCE_HELP = """Used by `attn-ref check`, through the zip's own bundled grader: for each task of the autograder, under
+the check's sampled seeds, whether some probe no placeholder passes (zeros, uniform weights, an input
+returned, ...) exists; writes {"seeds": N, "missing": {task: seeds without one}} to OUT."""
+PROBE_EVIDENCE_EXAMPLES = """example:
+  attn-ref probe-evidence --autograder autograder/lab-autograder.zip --out evidence.json
+"""
+
+REQUIREMENTS_HELP = """Print the project's pinned requirements of one environment, as pip reads them: the students' (numpy,
+torch, otter, matplotlib: what graded kernels run in) or the grader's (no torch)."""
+REQUIREMENTS_EXAMPLES = """examples:
+  attn-ref requirements student > requirements.txt && pip install -r requirements.txt
+  attn-ref requirements grader
+"""
+
+GRADE_HELP = """Grade submissions against an autograder zip, the way Gradescope would, without Docker."""
+GRADE_EXAMPLES = """examples:
   one notebook:     attn-ref grade submission.ipynb --autograder autograder/lab-autograder.zip
   a class:          attn-ref grade submissions/ --autograder autograder/lab-autograder.zip --out graded/
   Gradescope's "Export Submissions" zip:
@@ -164,28 +208,29 @@ CHECK_DESCRIPTION = """attn-ref check: a release proves itself before anyone upl
 For each autograder zip, through the zip's own bundled grader and the students' environment: the solution
 scores full and the blank notebook 0 (as root, also through the zip's run_autograder); the solution agrees
 with every answer key; every public check passes on the solution; every hidden probe is failed by at least
-one of its task's mutants; every task has a probe no placeholder passes; grading twice gives the same scores.
+one of its task's mutants; every task has a probe no placeholder passes; grading twice gives the same scores."""
 
-example:
-  attn-ref check autograder/lab-autograder.zip
-"""
+
+def _formatter(prog: str) -> argparse.HelpFormatter:
+    """Descriptions and examples printed as written (their line breaks are the layout), 110 columns wide."""
+    return argparse.RawDescriptionHelpFormatter(prog, width=110)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="attn-ref", description=__doc__)
+    parser = argparse.ArgumentParser(prog="attn-ref", description=__doc__, formatter_class=_formatter,
+                                     epilog="example:\n  attn-ref build && attn-ref grade --help")
     verbs = parser.add_subparsers(dest="verb", required=True)
-    defaults = argparse.RawDescriptionHelpFormatter  # every help names its own default
 
-    answers = verbs.add_parser("answers", help="print the answer keys of the course's questions assignments",
-                               formatter_class=defaults)
+    def verb(name: str, help: str, description: str, examples: str) -> argparse.ArgumentParser:
+        return verbs.add_parser(name, help=help, description=description, epilog=examples, formatter_class=_formatter)
+
+    answers = verb("answers", "print the answer keys of the course's questions assignments", ANSWERS_HELP, ANSWERS_EXAMPLES)
     answers.add_argument("--course", help="the course folder (default: course/ of this checkout)")
-    answers.add_argument("--only", help="one assignment")
+    answers.add_argument("--only", help="one assignment (default: every questions assignment)")
     answers.set_defaults(run=_answers)
 
-    build = verbs.add_parser("build", help="build student notebooks, solutions and autograder zips, then check them",
-                             description="Build every assignment of the course into a staging folder, run `attn-ref "
-                             "check` on it, and only then move assignments/, solutions/ and autograder/ into place.",
-                             formatter_class=defaults)
+    build = verb("build", "build student notebooks, solutions and autograder zips, then check them", BUILD_HELP,
+                 BUILD_EXAMPLES)
     build.add_argument("--out", help="folder to write assignments/, solutions/, autograder/ into (default: the repo root)")
     build.add_argument("--course", help="the course folder (default: course/ of this checkout)")
     build.add_argument("--only", help="build one assignment of the registry")
@@ -194,34 +239,35 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--no-check", action="store_true", help="skip `attn-ref check` (not for a release)")
     build.set_defaults(run=_build)
 
-    check = verbs.add_parser("check", help="prove a release: solution full, blank 0, public checks, mutants, determinism",
-                             description=CHECK_DESCRIPTION,
-                             formatter_class=argparse.RawDescriptionHelpFormatter)
+    check = verb("check", "prove a release: solution full, blank 0, public checks, mutants, determinism",
+                 CHECK_DESCRIPTION, CHECK_EXAMPLES)
     check.add_argument("zips", nargs="*", help="autograder zips (default: every zip under RELEASE/autograder)")
     check.add_argument("--release", help="the folder holding assignments/, solutions/, autograder/ (default: the repo root)")
     check.add_argument("--course", help="the course folder (default: course/ of this checkout)")
     check.set_defaults(run=_check)
 
-    mutants = verbs.add_parser("probe-mutants")  # used by check, through the zip's own grader
-    mutants.add_argument("notebook")
-    mutants.add_argument("--autograder", required=True)
-    mutants.add_argument("--mutants", required=True)
-    mutants.add_argument("--out", required=True)
+    mutants = verb("probe-mutants", "which hidden probes each mutant fails (used by check, through the zip's grader)",
+                   PROBE_MUTANTS_HELP, PROBE_MUTANTS_EXAMPLES)
+    mutants.add_argument("notebook", help="the notebook whose functions the mutants replace (the solution)")
+    mutants.add_argument("--autograder", required=True, help="the autograder zip (or its unpacked folder)")
+    mutants.add_argument("--mutants", required=True, help="JSON file: {task: [[label, source], ...]}")
+    mutants.add_argument("--out", required=True, help="JSON file to write the verdicts to")
     mutants.set_defaults(run=_probe_mutants)
 
-    evidence = verbs.add_parser("probe-evidence")  # used by check, through the zip's own grader
-    evidence.add_argument("--autograder", required=True)
-    evidence.add_argument("--out", required=True)
+    evidence = verb("probe-evidence", "whether each task has a probe no placeholder passes (used by check)",
+                    PROBE_EVIDENCE_HELP, PROBE_EVIDENCE_EXAMPLES)
+    evidence.add_argument("--autograder", required=True, help="the autograder zip (or its unpacked folder)")
+    evidence.add_argument("--out", required=True, help="JSON file to write the verdict to")
     evidence.set_defaults(run=_probe_evidence)
 
-    reqs = verbs.add_parser("requirements", help="print the pinned requirements of the students' or the grader's environment")
-    reqs.add_argument("environment", choices=["student", "grader"])
+    reqs = verb("requirements", "print the pinned requirements of the students' or the grader's environment",
+                REQUIREMENTS_HELP, REQUIREMENTS_EXAMPLES)
+    reqs.add_argument("environment", choices=["student", "grader"], help="whose environment")
     reqs.set_defaults(run=_requirements)
 
     from .grade.cli import add_grade_arguments
 
-    grade = verbs.add_parser("grade", help="grade a submission or a class against an autograder zip", description=GRADE_HELP,
-                             formatter_class=lambda prog: argparse.RawDescriptionHelpFormatter(prog, width=110))
+    grade = verb("grade", "grade a submission or a class against an autograder zip", GRADE_HELP, GRADE_EXAMPLES)
     add_grade_arguments(grade)
     grade.set_defaults(run=_grade)
     return parser

@@ -77,6 +77,11 @@ DTYPES = frozenset({"float16", "bfloat16", "float32", "float64", "int8", "int16"
                     "uint32", "uint64", "bool", "complex64", "complex128"})
 SAVED_AS = {"float16": "float32", "bfloat16": "float32"}  # a tensor's dtype -> its .npy's, where they differ
 DESCRIPTION_KINDS = frozenset({"int", "float", "bool", "str", "fraction", "decimal", "dict", "ellipsis", "missing", "other"})
+# The student notebook's export cell (builder -> grader): `from export_written import export`, then
+# `export(grader, ...)`, the module the build ships beside the notebook (attn_ref/release/cells/export_written.py).
+# A graded kernel's folder holds no such module, so the grader skips that cell as it skips a bare grader.export().
+EXPORT_MODULE = "export_written"
+EXPORT_FUNCTION = "export"
 _DEVICE = re.compile(r"^[a-z]{2,10}(:[0-9]{1,2})?$")
 _OUTPUT_FILE = re.compile(r"^(out|in)[0-9]\.npy$")
 

@@ -7,7 +7,8 @@ flagged. ``answers_pdf`` writes one page (or more) per question with matplotlib'
 Python, nothing to install beyond what the students already have.
 
 Standard library only (plus matplotlib, imported inside ``answers_pdf``): the grader uses this module,
-and the release builder inlines its source into the student notebook's export cell.
+and the release builder writes its source into export_written.py, the module beside the student notebook
+whose ``export(grader)`` the notebook's export cell calls.
 """
 
 import difflib

@@ -411,13 +411,17 @@ def test_ctrl_c_stops_writes_the_partial_gradebook_and_exits_130(release, tmp_pa
 
 # ---- the PDF the student's export makes ------------------------------------------------------------------
 
-def _run_export(nb, folder: Path, before: str = "") -> str:
-    """Execute the student notebook (answers filled in) as a student would, up to its export; the output."""
+def _run_export(release, nb, folder: Path, before: str = "") -> str:
+    """Execute the student notebook (answers filled in) as a student would, in a folder that also holds the
+    export module the build put beside it, up to its export; the output."""
     from nbclient import NotebookClient
 
+    from attn_ref.protocol import EXPORT_MODULE
+
+    shutil.copy(release[0] / "assignments" / "practice" / f"{EXPORT_MODULE}.py", folder)
     nb = copy.deepcopy(nb)
     if before:
-        export = next(i for i, c in enumerate(nb.cells) if "grader.export(" in c.source)
+        export = next(i for i, c in enumerate(nb.cells) if f"from {EXPORT_MODULE} import" in c.source)
         nb.cells.insert(export, nbformat.v4.new_code_cell(before))
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"run{i}"
@@ -430,7 +434,7 @@ def test_the_export_writes_a_pdf_of_the_written_answers_one_question_per_page(re
     import zipfile
 
     nb = _answer(_answer(_practice(release, "blank"), "q1", "Matmuls run in parallel; steps do not."), "q2", "Memory ∝ T².", "code")
-    output = _run_export(nb, tmp_path)
+    output = _run_export(release, nb, tmp_path)
     assert "written_answers.pdf: made, and added to the zip" in output
     pdf = (tmp_path / "written_answers.pdf").read_bytes()
     assert pdf.startswith(b"%PDF") and b"/Count 6" in pdf  # six pages: one per written question
@@ -441,7 +445,7 @@ def test_the_export_writes_a_pdf_of_the_written_answers_one_question_per_page(re
 
 def test_a_pdf_that_cannot_be_made_says_so_and_the_zip_is_still_made(release, tmp_path):
     breaks_matplotlib = "import sys\nsys.modules['matplotlib.backends.backend_pdf'] = None  # the PDF backend is gone"
-    output = _run_export(_practice(release, "blank"), tmp_path, before=breaks_matplotlib)
+    output = _run_export(release, _practice(release, "blank"), tmp_path, before=breaks_matplotlib)
     assert "written_answers.pdf could NOT be made (ModuleNotFoundError" in output and "The zip is still made" in output
     assert list(tmp_path.glob("practice_*.zip")) and not (tmp_path / "written_answers.pdf").exists()
 

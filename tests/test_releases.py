@@ -1,5 +1,6 @@
 """attn-ref build: what an instructor gets, and that two builds of the same sources agree."""
 
+import argparse
 import json
 import re
 import zipfile
@@ -133,6 +134,8 @@ def test_builds_are_deterministic(release, tmp_path):
     for name in ("practice", "lab"):
         student = f"assignments/{name}/{name}.ipynb"
         assert (out / student).read_bytes() == (tmp_path / student).read_bytes()
+        module = out / f"assignments/{name}/export_written.py"  # practice's: beside a notebook with written parts
+        assert not module.exists() or module.read_bytes() == (tmp_path / module.relative_to(out)).read_bytes()
         zip_name = f"autograder/{name}-autograder.zip"
         assert (out / zip_name).read_bytes() == (tmp_path / zip_name).read_bytes()
         solution = f"solutions/{name}/{name}.ipynb"
@@ -153,3 +156,145 @@ def test_cli_rejects_bad_arguments(capsys):
     assert exit_info.value.code == 2
     assert main(["build", "--only", "nope", "--out", "/nonexistent-attn-ref"]) == 2
     assert "no assignment 'nope'" in capsys.readouterr().err and not Path("/nonexistent-attn-ref").exists()
+
+
+# ---- what the TA and the students read ---------------------------------------------------------------
+
+def test_every_verb_has_a_description_and_an_example(capsys):
+    """`attn-ref VERB --help` says what the verb does and shows how it is typed, for every verb."""
+    from attn_ref.cli import build_parser, main
+
+    (verbs,) = [a.choices for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    assert {"answers", "build", "check", "grade", "probe-mutants", "probe-evidence", "requirements"} <= set(verbs)
+    for verb in verbs:
+        with pytest.raises(SystemExit) as exit_info:
+            main([verb, "--help"])
+        assert exit_info.value.code == 0
+        text = capsys.readouterr().out
+        description = text.split("\n\n")[1]  # argparse: usage, then the description, then the arguments
+        assert not description.lstrip().startswith(("positional arguments", "options")), f"{verb}: no description"
+        examples = re.search(r"^examples?:\n(.*)", text, re.M | re.S)
+        assert examples and f"attn-ref {verb} " in examples.group(1), f"{verb}: no example line"
+
+
+def _tolerance_rows(markdown: str) -> dict[str, tuple[str, str]]:
+    """The tolerance table's rows: {"float64, CPU": ("1e-5", "1e-5"), ...}."""
+    start = markdown.index("| probe dtype and device | rtol |")
+    rows = {}
+    for line in markdown[start:].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[cells[0]] = (cells[1], cells[2])
+    return rows
+
+
+def test_the_lab_states_its_tolerances_briefly_up_front_and_in_full_at_the_end(release):
+    """The intro says it in two sentences; the last cell holds the details, with the README's table, which is
+    the grader's (scoring.TOLERANCES)."""
+    from attn_ref.grade.scoring import SCALAR_RTOL, TOLERANCES
+
+    out, _ = release
+    nb = nbformat.read(str(out / "assignments/lab/lab.ipynb"), as_version=4)
+    intro = nb.cells[1].source
+    paragraph = intro[intro.index("**Tolerances.**"):].split("\n\n")[0]
+    assert len(re.findall(r"[.!?](?:\s|$)", paragraph.replace("**Tolerances.**", ""))) == 2, paragraph
+    assert all(number in paragraph for number in ("1e-5", "1e-4", "5e-4"))
+    last = nb.cells[-1]
+    assert last.cell_type == "markdown" and last.source.startswith("## Tolerances and special probes, in detail")
+    assert "Tolerances and special probes, in detail" in paragraph
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    assert _tolerance_rows(last.source) == _tolerance_rows(readme)
+    for label, (dtype, device) in (("float64, CPU", ("float64", "cpu")), ("float32, CPU", ("float32", "cpu")),
+                                   ("float32, CUDA (TF32 off)", ("float32", "cuda"))):
+        assert tuple(float(x) for x in _tolerance_rows(readme)[label]) == TOLERANCES[(dtype, device)], label
+    assert float(_tolerance_rows(readme)["a scalar (c8)"][0].split()[0]) == SCALAR_RTOL
+    solution = nbformat.read(str(out / "solutions/lab/lab.ipynb"), as_version=4)
+    assert solution.cells[-1].source == last.source
+
+
+def test_the_cost_plot_has_readable_ticks_and_its_legends_outside_the_data():
+    """The lab's cost cell (course/lab/exploration/2_cost.py), run on the reference: no two tick labels
+    overlap, and no legend covers a plot's data area."""
+    import math
+    import time
+
+    import matplotlib
+    import numpy as np
+    import torch
+
+    from attn_ref import scaled_dot_product_attention
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figures = []
+    namespace = {"np": np, "torch": torch, "math": math, "time": time,
+                 "scaled_dot_product_attention": scaled_dot_product_attention}
+    source = (COURSE / "lab" / "exploration" / "2_cost.py").read_text()
+    show = plt.show
+    plt.show = lambda *args, **kwargs: figures.append(plt.gcf())
+    try:
+        exec(compile(source, "2_cost.py", "exec"), namespace)
+    finally:
+        plt.show = show
+    (figure,) = figures
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    try:
+        for axis in figure.axes:
+            for ticks in (axis.get_xticklabels(), axis.get_yticklabels()):
+                boxes = [t.get_window_extent(renderer) for t in ticks if t.get_visible() and t.get_text()]
+                for i, first in enumerate(boxes):
+                    assert not any(first.overlaps(second) for second in boxes[i + 1:]), [t.get_text() for t in ticks]
+            legend = axis.get_legend()
+            assert legend is not None
+            assert not legend.get_window_extent(renderer).overlaps(axis.get_window_extent(renderer)), "legend on the data"
+            assert figure.bbox.contains(*legend.get_window_extent(renderer).p1), "legend cut off"
+    finally:
+        plt.close(figure)
+
+
+def test_the_practice_export_cell_is_one_call_of_the_module_beside_it(release):
+    """The student's export cell imports export() from export_written.py, which the build wrote beside the
+    notebook (and beside the solution); an assignment without written parts keeps otter's own cell."""
+    import ast
+
+    from attn_ref.protocol import EXPORT_FUNCTION, EXPORT_MODULE
+
+    out, _ = release
+    nb = nbformat.read(str(out / "assignments/practice/practice.ipynb"), as_version=4)
+    (cell,) = [c for c in nb.cells if c.cell_type == "code" and EXPORT_MODULE in c.source]
+    body = ast.parse(cell.source).body
+    assert [type(s) for s in body] == [ast.ImportFrom, ast.Expr] and body[0].module == EXPORT_MODULE
+    assert ast.unparse(body[1]).startswith(f"{EXPORT_FUNCTION}(grader")
+    assert "answers_pdf" not in cell.source and len(cell.source.splitlines()) <= 5
+    module = out / "assignments/practice" / f"{EXPORT_MODULE}.py"
+    assert module.read_text() == (out / "solutions/practice" / f"{EXPORT_MODULE}.py").read_text()
+    compile(module.read_text(), str(module), "exec")
+    assert f"def {EXPORT_FUNCTION}(grader" in module.read_text() and "def answers_pdf(" in module.read_text()
+    assert not (out / "assignments/lab" / f"{EXPORT_MODULE}.py").exists()
+    with zipfile.ZipFile(out / "autograder/practice-autograder.zip") as archive:
+        assert not [n for n in archive.namelist() if EXPORT_MODULE in n]  # grading never needs it
+
+
+def test_the_graded_practice_solution_with_its_export_cell_scores_full(release, grade_notebook):
+    """A submission keeps the export cell, and the graded kernel's folder has no export_written.py: the grader
+    skips that cell (no cell error); a cell a student added code to runs, fails on the import, and costs
+    nothing."""
+    from conftest import max_scores, scores
+
+    from attn_ref.grade.session import is_otter_call
+    from attn_ref.protocol import EXPORT_MODULE
+
+    out, _ = release
+    student = nbformat.read(str(out / "assignments/practice/practice.ipynb"), as_version=4)
+    (export,) = [c for c in student.cells if c.cell_type == "code" and EXPORT_MODULE in c.source]
+    assert is_otter_call(export.source)
+    zip_path = out / "autograder/practice-autograder.zip"
+    for extra, errors in (("", 0), ('print("submitting")\n', 1)):
+        nb = nbformat.read(str(out / "solutions/practice/practice.ipynb"), as_version=4)
+        nb.cells.append(nbformat.v4.new_code_cell(extra + export.source))
+        results = grade_notebook(nb, zip_path, name="practice.ipynb")
+        assert scores(results) == max_scores(results) and sum(max_scores(results).values()) > 0
+        assert len(results["extra_data"].get("cell_errors", [])) == errors, results["extra_data"].get("cell_errors")

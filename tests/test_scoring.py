@@ -140,7 +140,14 @@ def test_static_analysis_of_a_large_notebook_is_quick():
 
 @pytest.mark.parametrize("source, skipped", [('grader.check("q4")', True), ("grader.export(pdf=False)", True),
                                              ('grader.check("q4")\nq4_ratio = 16', False), ("x = 1", False),
-                                             ("def f(x):\n    return x\ngrader.export(pdf=False)", False)])
+                                             ("def f(x):\n    return x\ngrader.export(pdf=False)", False),
+                                             # the export cell of a notebook with written parts, whose module is
+                                             # not in the graded kernel's folder; a student's own export() runs
+                                             ("# Save first.\nfrom export_written import export\n\nexport(grader, pdf=False)", True),
+                                             ("from export_written import export\nexport(grader)\nx = 1", False),
+                                             ("export(grader, pdf=False)", False),
+                                             ("from export_written import export as e\ne(grader)", False),
+                                             ("from mine import export\nexport(grader)", False)])
 def test_bare_grader_calls_are_skipped(source, skipped):
     assert is_otter_call(source) is skipped
 

@@ -40,15 +40,32 @@ def _grader_call(stmt: ast.stmt, methods: tuple[str, ...]) -> bool:
             and stmt.value.func.attr in methods)
 
 
+def _export_import(stmt: ast.stmt) -> bool:
+    """`from export_written import export`: the module the build ships beside the notebook (protocol.EXPORT_MODULE)."""
+    return (isinstance(stmt, ast.ImportFrom) and stmt.module == protocol.EXPORT_MODULE and stmt.level == 0
+            and [(a.name, a.asname) for a in stmt.names] == [(protocol.EXPORT_FUNCTION, None)])
+
+
+def _export_call(stmt: ast.stmt) -> bool:
+    """`export(grader, ...)`: the export cell's one call, whose first argument is otter's grader."""
+    return (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Name)
+            and stmt.value.func.id == protocol.EXPORT_FUNCTION and bool(stmt.value.args)
+            and isinstance(stmt.value.args[0], ast.Name) and stmt.value.args[0].id == "grader")
+
+
 def is_otter_call(source: str) -> bool:
-    """A cell with nothing to grade, skipped: only grader.check/check_all/export/to_pdf calls. (The export
-    cell runs: code a student put there still counts, and under the otter stand-in it fails fast.)"""
+    """A cell with nothing to grade, skipped: only grader.check/check_all/export/to_pdf calls, or the export
+    cell of a notebook with written parts (`from export_written import export` and `export(grader, ...)`:
+    the module is not in the graded kernel's folder). Code a student adds to such a cell makes it run: it
+    still counts, the otter stand-in's export does nothing, and a missing module is one cell error."""
     try:
         body = ast.parse(source).body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     if not body:
         return False
+    if any(_export_import(stmt) for stmt in body):
+        return all(_export_import(stmt) or _export_call(stmt) or _grader_call(stmt, ("export",)) for stmt in body)
     return all(_grader_call(stmt, ("check", "check_all", "export", "to_pdf")) for stmt in body)
 
 

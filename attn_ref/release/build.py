@@ -18,9 +18,10 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from ..protocol import EXPORT_MODULE
 from .checks import checks, stamp
 from .course import Assignment, load_course
-from .notebooks import master, normalize, solution_from_autograder_notebook, with_written_pdf
+from .notebooks import export_module, master, normalize, solution_from_autograder_notebook, with_export_module, with_outro
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # attn_ref/
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed timestamps: the same sources give the same zip
@@ -168,6 +169,16 @@ def _write(nb: nbformat.NotebookNode, path: Path) -> Path:
     return path
 
 
+def _write_export_module(assignment: Assignment, out: Path) -> None:
+    """export_written.py beside the student notebook, whose export cell imports it, and beside the solution
+    (so that a solution opened in Jupyter exports as the students' notebook does). The autograder zip does
+    not need it: the grader skips the export cell."""
+    source = export_module(assignment)
+    if source is not None:
+        for folder in ("assignments", "solutions"):
+            (out / folder / assignment.name / f"{EXPORT_MODULE}.py").write_text(source)
+
+
 def build_one(assignment: Assignment, out: Path, runner: str = "cpu", pdf: bool = False) -> Built:
     """One assignment's three outputs under ``out``: the student notebook, the executed solution, the zip."""
     name = assignment.name
@@ -182,16 +193,18 @@ def build_one(assignment: Assignment, out: Path, runner: str = "cpu", pdf: bool 
         if done.returncode != 0:
             raise BuildError(f"otter assign failed for {name}:\n{done.stdout}\n{done.stderr}")
         student = nbformat.read(str(tmp / "dist" / "student" / f"{name}.ipynb"), as_version=4)
-        student = normalize(with_written_pdf(student, assignment))
+        student = normalize(with_outro(with_export_module(student, assignment), assignment))
         student_path = _write(student, out / "assignments" / name / f"{name}.ipynb")
 
         solution = solution_from_autograder_notebook(nbformat.read(str(tmp / "dist" / "autograder" / f"{name}.ipynb"), as_version=4))
+        solution = with_outro(solution, assignment)
         run_dir = tmp / "run"
         run_dir.mkdir()
         t0 = time.perf_counter()
         solution = normalize(execute(solution, run_dir, f"{name}.ipynb"))
         seconds_solution = time.perf_counter() - t0
         solution_path = _write(solution, out / "solutions" / name / f"{name}.ipynb")
+        _write_export_module(assignment, out)
         # otter's own dist/ (its autograder notebook holds every test) dies with tmp
     zip_path = autograder_zip(assignment, runner, out / "autograder")
     return Built(name, student_path, solution_path, zip_path, seconds_assign, seconds_solution, time.perf_counter() - start,

@@ -4,7 +4,8 @@
       registry.py              ASSIGNMENTS = (Entry(name, title, kind, folder), ...)
       <folder>/
         assignment.py          ASSIGNMENT = Layout(units=(...), visibility=..., setup=..., exploration=...)
-        intro.md
+        intro.md               the notebook's first cell
+        outro.md               optional: its last cell (after the submission cell), for details kept out of the intro
         <unit>/                question.py (QUESTION) or task.py (TASK, example()), and the files below
 
 A question's folder: prompt.md, solution.py (assigns every answer variable), optionally written.md and
@@ -82,6 +83,7 @@ class Assignment:
     exploration_intro: str = ""
     exploration: tuple[tuple[str, bool], ...] = ()  # (source, holds timings)
     references: tuple[tuple[str, Path | None], ...] = ()  # (module, its file in the folder, or None: attn_ref)
+    outro: str = ""  # outro.md: the notebook's last cell, or "" for none
 
 
 # ---- loading files ------------------------------------------------------------------------------------
@@ -251,7 +253,8 @@ def load_assignment(course: Path, entry: Entry) -> Assignment:
     return Assignment(entry.name, entry.title, entry.kind, folder, layout, _read(folder / "intro.md"), tuple(units),
                       setup=_read(folder / layout.setup) if layout.setup else "",
                       exploration_intro=_read(folder / layout.exploration_intro) if layout.exploration_intro else "",
-                      exploration=exploration, references=tuple(sorted(references.items())))
+                      exploration=exploration, references=tuple(sorted(references.items())),
+                      outro=_read(folder / "outro.md", required=False))
 
 
 def load_course(course: Path, only: str | None = None) -> list[Assignment]:

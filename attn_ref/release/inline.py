@@ -1,5 +1,6 @@
-"""Writing a module's code into a notebook: the student environment has no attn_ref, so the few modules
-students' code needs (the type rules, the written-answers PDF) travel inside the cells and tests."""
+"""Writing a module's code into what students get: the student environment has no attn_ref, so the few
+modules students' code needs travel with it (the type rules inside the public tests, the written-answers
+PDF inside export_written.py beside the notebook)."""
 
 from __future__ import annotations
 

@@ -6,13 +6,15 @@ positions so that two builds of the same source are byte-identical.
 
 from __future__ import annotations
 
+import ast
 import re
-import textwrap
+from importlib import resources
 
 import nbformat
 import yaml
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
 
+from ..protocol import EXPORT_FUNCTION, EXPORT_MODULE
 from .course import Assignment
 from .inline import module_body
 from .public_checks import question_test
@@ -20,6 +22,12 @@ from .units import Question, Task
 
 EXPLORATION_TAG = "exploration"  # skipped while grading
 TIMING_TAG = "timing"  # outputs hold measured timings
+# The lines of attn_ref/release/cells/export_written.py that export_module fills in
+_WRITTEN_MARKER = "# attn_ref/written.py (written_answers, answers_pdf) is written in here when the notebook is built"
+_QUESTIONS_LINE = "QUESTIONS = []  # (question, prompt) of every written part, written in when the notebook is built"
+_NAMES_FROM_WRITTEN = "  # noqa: F821 - from attn_ref/written.py"
+EXPORT_CELL_COMMENT = f"""# Save the notebook first (File > Save). This makes the zip to upload to Gradescope, with
+# written_answers.pdf in it ({EXPORT_MODULE}.py, beside this notebook, makes it: keep the two in one folder)."""
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
 
@@ -111,19 +119,55 @@ def normalize(nb: nbformat.NotebookNode, prefix: str = "cell") -> nbformat.Noteb
     return nb
 
 
-def with_written_pdf(nb: nbformat.NotebookNode, assignment: Assignment) -> nbformat.NotebookNode:
-    """The student notebook's export cell also writes written_answers.pdf (attn_ref/release/cells/export_written.py)."""
-    questions = [(q.name, q.written_prompt) for q in assignment.units if isinstance(q, Question) and q.written_prompt]
+def _written_questions(assignment: Assignment) -> list[tuple[str, str]]:
+    return [(q.name, q.written_prompt) for q in assignment.units if isinstance(q, Question) and q.written_prompt]
+
+
+def export_module(assignment: Assignment) -> str | None:
+    """The source of export_written.py, shipped beside the student notebook, or None when the assignment has
+    no written part (its export cell stays otter's own). The template (attn_ref/release/cells/export_written.py)
+    gets attn_ref/written.py's functions and the assignment's written questions written in."""
+    questions = _written_questions(assignment)
     if not questions:
+        return None
+    source = resources.files("attn_ref.release.cells").joinpath(f"{EXPORT_MODULE}.py").read_text()
+    listed = "".join(f"    {question!r},\n" for question in questions)
+    for placeholder, value in ((_WRITTEN_MARKER, module_body("attn_ref", "written.py")),
+                               (_QUESTIONS_LINE, f"QUESTIONS = [  # (question, prompt) of every written part\n{listed}]"),
+                               ('TITLE = ""', f"TITLE = {assignment.title!r}"),
+                               (_NAMES_FROM_WRITTEN, "")):  # defined in the shipped module itself
+        if placeholder not in source:
+            raise ValueError(f"attn_ref/release/cells/{EXPORT_MODULE}.py lost {placeholder!r}")
+        source = source.replace(placeholder, value, 1)
+    return source
+
+
+def _export_call(line: str) -> str:
+    """otter's `grader.export(pdf=False, ...)` -> `export(grader, pdf=False, ...)`, the same arguments."""
+    call = ast.parse(line.strip(), mode="eval").body
+    if not isinstance(call, ast.Call):
+        raise ValueError(f"otter's export cell changed: {line!r} is not one call")
+    call.func, call.args = ast.Name(EXPORT_FUNCTION), [ast.Name("grader"), *call.args]
+    return ast.unparse(call)
+
+
+def with_export_module(nb: nbformat.NotebookNode, assignment: Assignment) -> nbformat.NotebookNode:
+    """The student notebook's export cell, for an assignment with written parts: one call of the module
+    beside the notebook (export_module), which writes written_answers.pdf into the zip grader.export makes."""
+    if not _written_questions(assignment):
         return nb
-    code = module_body("attn_ref.release.cells", "export_written.py")
-    code = code.replace("QUESTIONS = []", f"QUESTIONS = {questions!r}", 1).replace('TITLE = ""', f"TITLE = {assignment.title!r}", 1)
-    code = code.replace("    ...  # attn_ref/written.py, written in when the notebook is built\n",
-                        textwrap.indent(module_body("attn_ref", "written.py"), "    "), 1)
     for cell in nb.cells:
         if cell.cell_type == "code" and "grader.export(" in cell.source:
-            export = [line for line in cell.source.splitlines() if "grader.export(" in line]
-            cell.source = code + "\n" + "\n".join(export)
+            (export,) = [line for line in cell.source.splitlines() if "grader.export(" in line]
+            cell.source = "\n".join((EXPORT_CELL_COMMENT, f"from {EXPORT_MODULE} import {EXPORT_FUNCTION}", "",
+                                      _export_call(export)))
+    return nb
+
+
+def with_outro(nb: nbformat.NotebookNode, assignment: Assignment) -> nbformat.NotebookNode:
+    """The assignment's outro.md as the notebook's last cell (after otter's submission cell), if it has one."""
+    if assignment.outro:
+        nb.cells.append(new_markdown_cell(assignment.outro))
     return nb
 
 

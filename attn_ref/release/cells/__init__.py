@@ -1,1 +1,2 @@
-"""Code cells the builder writes into student notebooks, kept as real .py files (linted, read by students)."""
+"""Code the builder writes for students, kept as real .py files (linted, read by students): the export
+module shipped beside a notebook that has written parts (export_written.py)."""

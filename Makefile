@@ -9,7 +9,7 @@ STAMP  := autograder/.built
 STUDENT_ENV    ?= $(if $(filter 0,$(shell id -u)),/opt/attn-ref/student,.venv-student)
 STUDENT_PYTHON ?= $(if $(filter 0,$(shell id -u)),$(firstword $(wildcard /usr/bin/python3) $(PYTHON)),$(PYTHON))
 
-.PHONY: release test bench clean student-env sandbox-tools
+.PHONY: release test bench clean student-env sandbox-tools browser-tools
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,13 @@ sandbox-tools:
 	  { apt-get install -y -qq bubblewrap >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; }; }; } || \
 	  echo "note: bubblewrap is not installed; kernels run without namespaces (README, Security)"
 
+# Headless Chromium renders report.html and a written page in tests/test_browser.py; where it cannot be
+# installed (no apt, not root, offline) those tests are skipped, saying why.
+browser-tools:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  { apt-get install -y -qq chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null 2>&1; }; }; } || \
+	  echo "note: chromium could not be installed; the browser layout tests are skipped"
+
 # Rebuilds only when a source changed: the same sources give the same release. The build checks itself
 # (attn-ref check: grading needs the students' environment) before it moves anything into place.
 $(STAMP): $(SOURCES) $(VENV)/.installed $(STUDENT_ENV)/.installed | sandbox-tools
@@ -47,7 +54,7 @@ $(STAMP): $(SOURCES) $(VENV)/.installed $(STUDENT_ENV)/.installed | sandbox-tool
 release: $(STAMP)
 	@echo "release: assignments/ solutions/ autograder/ are up to date; students' environment: $(STUDENT_ENV)"
 
-test: $(VENV)/.installed-test student-env sandbox-tools
+test: $(VENV)/.installed-test student-env sandbox-tools browser-tools
 	$(BIN)/python -m pytest
 
 bench: $(VENV)/.installed student-env

@@ -430,7 +430,7 @@ def test_the_supervisor_ends_a_grading_that_hangs_and_still_reports(tmp_path):
 
     done = []
     start = time.monotonic()
-    Supervisor(resolve(), margin=2).run([Job("stuck", hang, lambda reason, status: {"score": 0, "reason": reason,
+    Supervisor(resolve(), margin=2).run([Job("stuck", hang, lambda reason, status, fault: {"score": 0, "reason": reason,
                                                                                      "extra_data": {"status": status}}, 3)],
                                         lambda job, results: done.append(results))
     assert time.monotonic() - start < 15

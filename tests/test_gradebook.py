@@ -23,6 +23,7 @@ import yaml
 from attn_ref.grade.batch import grade_batch
 
 LIMITS = dict(cell_timeout=20, call_timeout=8, notebook_timeout=60)
+PRACTICE_TITLE = "Practice 3.1: from recurrence to attention"  # course/registry.py
 GROUP = [{":name": "Ada Lovelace", ":sid": "00123", ":email": "ada@uni.edu"},
          {":name": "Zoë Ångström", ":sid": "00456", ":email": "zoe@uni.edu"}]
 
@@ -169,6 +170,13 @@ def test_a_canvas_import_matches_on_ids_and_lists_who_does_not(release, export, 
     unmatched = [r["name"] for r in _csv(graded / "canvas-unmatched.csv")]
     assert unmatched == ["Alan Turing", "Edsger Dijkstra"]
     assert any("2 student(s) match no roster row" in w for w in report.book.warnings)
+    assert any("filling the column 'Practice 3.1 (222)' (--canvas-assignment)" in n for n in report.book.notes)
+    # no --canvas-assignment and no column named for the assignment: a new one, and the run says so
+    report = grade_batch(folder, out / "autograder/practice-autograder.zip", graded, jobs=1, progress=False,
+                         canvas={"roster": roster, "assignment": None}, **LIMITS)
+    assert next(csv.reader(open(graded / "canvas.csv", newline="", encoding="utf-8-sig")))[5] == PRACTICE_TITLE
+    assert any(f"no roster column is named {PRACTICE_TITLE!r} or 'practice': a new column" in n for n in report.book.notes)
+    assert not (graded / "canvas-missing.csv").exists()  # everyone has a grade
 
 
 def test_the_integrity_report(export):
@@ -364,6 +372,27 @@ def test_mistakes_in_the_command_exit_2_with_a_message(release, tmp_path):
     assert done.returncode == 2 and "holds no notebook" in done.stderr
     done = _cli(tmp_path / "notes", "--autograder", zip_path, "--results", tmp_path / "results.json")  # Gradescope's mode
     assert done.returncode == 0 and json.loads((tmp_path / "results.json").read_text())["score"] == 0
+    practice = out / "assignments/practice/practice.ipynb"
+    done = _cli(practice, "--autograder", zip_path, "--export", "canvas", "--canvas-roster", tmp_path / "nothere.csv", cwd=tmp_path)
+    assert done.returncode == 2 and "--canvas-roster" in done.stderr and "nothere.csv: no such file" in done.stderr
+    done = _cli(practice, "--autograder", out / "autograder/lab-autograder.zip", cwd=tmp_path)  # another assignment's zip
+    assert done.returncode == 2 and "for 'practice', but the autograder is for 'lab'" in done.stderr, done.stderr[-2000:]
+    assert not (tmp_path / "graded").exists()
+    done = _cli(practice, "--autograder", out / "autograder/lab-autograder.zip", "--results", tmp_path / "r.json")
+    assert done.returncode == 0 and "is for the assignment 'practice'" in json.loads((tmp_path / "r.json").read_text())["output"]
+
+
+def test_the_run_summary_names_only_what_exists(release, tmp_path):
+    """The lab has no written questions, so no written/ folder: the summary does not name one."""
+    out, _ = release
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / "corrupt.ipynb").write_text('{"cells": [ this is not json')
+    done = _cli(tmp_path / "class", "--autograder", out / "autograder/lab-autograder.zip", "--out", tmp_path / "g")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"gradebook: {tmp_path / 'g' / 'grades.csv'}; integrity: {tmp_path / 'g' / 'report.html'}" in done.stdout
+    assert "written" not in done.stdout and not (tmp_path / "g" / "written").exists()
+    (row,) = _csv(tmp_path / "g" / "grades.csv")
+    assert row["total"] == "0" and row["status"].startswith("error: corrupt.ipynb")  # the student's doing: 0 stands
 
 
 def test_help_says_what_it_is_for_with_examples_and_defaults():
@@ -388,25 +417,119 @@ def test_batches_go_to_graded_and_single_gradings_never_overwrite(release, tmp_p
     assert len(files) == 2 and {json.loads(f.read_text())["score"] for f in files} == {0, 23}
 
 
-def test_ctrl_c_stops_writes_the_partial_gradebook_and_exits_130(release, tmp_path):
+def test_ctrl_c_stops_writes_the_partial_gradebook_with_no_made_up_grade_and_exits_130(release, tmp_path):
+    """A class interrupted after its first grading: every student not graded has empty cells in grades.csv
+    and canvas.csv (a 0 there would overwrite their Canvas grade), is listed in canvas-missing.csv and left
+    out of the means; the resumed run fills them. The roster's column named for the assignment is filled."""
     out, _ = release
-    folder = tmp_path / "class"
-    folder.mkdir()
+    folder = tmp_path / "export"
+    metadata = {}
     for i in range(6):
-        shutil.copy(out / "solutions/practice/practice.ipynb", folder / f"s{i}.ipynb")
-    run = subprocess.Popen([sys.executable, "-m", "attn_ref", "grade", str(folder), "--autograder",
-                            str(out / "autograder/practice-autograder.zip"), "--jobs", "1"], cwd=tmp_path,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        (folder / f"submission_{i}").mkdir(parents=True)
+        shutil.copy(out / "solutions/practice/practice.ipynb", folder / f"submission_{i}" / "practice.ipynb")
+        metadata[f"submission_{i}"] = {":submitters": [{":name": f"Student {i}", ":sid": f"S{i}", ":email": f"s{i}@uni.edu"}]}
+    (folder / "submission_metadata.yml").write_text(yaml.safe_dump(metadata))
+    column = f"{PRACTICE_TITLE} (55501)"
+    roster = tmp_path / "roster.csv"
+    roster.write_text("Student,ID,SIS User ID,SIS Login ID,Section,Lab 3.1: attention in code (55502),"
+                      f"{column},Current Score\n" + "".join(f"\"{i}, Student\",{700 + i},S{i},s{i},Sec 1,10,17,90\n" for i in range(6)))
+    command = [sys.executable, "-m", "attn_ref", "grade", str(folder), "--autograder", str(out / "autograder/practice-autograder.zip"),
+               "--export", "canvas", "--canvas-roster", str(roster)]
+    run = subprocess.Popen([*command, "--jobs", "1"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and not list((tmp_path / "graded" / "results").glob("*.json")):
         time.sleep(0.2)
     os.kill(run.pid, signal.SIGINT)
     start = time.monotonic()
-    _, stderr = run.communicate(timeout=60)
+    stdout, stderr = run.communicate(timeout=60)
     assert time.monotonic() - start < 5 and run.returncode == 130, stderr[-2000:]
     assert "graded — rerun to resume" in stderr and "Traceback" not in stderr
     rows = _csv(tmp_path / "graded" / "grades.csv")
-    assert len(rows) == 6 and 1 <= sum(r["status"] == "ok" for r in rows) < 6
+    done = [r for r in rows if r["status"] == "ok"]
+    assert len(rows) == 6 and 1 <= len(done) < 6
+    for row in rows:
+        if row["status"] != "ok":
+            assert row["status"] == "not graded yet" and row["total"] == "" and row["q1"] == row["q11"] == "", row
+    canvas = list(csv.reader(open(tmp_path / "graded" / "canvas.csv", newline="", encoding="utf-8-sig")))
+    assert canvas[0][-1] == column and f"filling the roster's column {column!r}" in stdout
+    assert sorted(r[-1] for r in canvas[2:]) == [""] * (6 - len(done)) + ["23"] * len(done)
+    missing = _csv(tmp_path / "graded" / "canvas-missing.csv")
+    assert sorted(r["sid"] for r in missing) == sorted(r["sid"] for r in rows if r["status"] != "ok")
+    assert {r["reason"] for r in missing} == {"not graded yet"}
+    assert f"partial gradebook: {6 - len(done)} of 6 submissions have no grade" in stdout
+    assert "q4 " in stdout and " 100.0 " in stdout.split("q4 ")[1].splitlines()[0]  # the mean of those graded
+    resumed = subprocess.run([*command, "--jobs", "2"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert {r["total"] for r in _csv(tmp_path / "graded" / "grades.csv")} == {"23"}
+    canvas = list(csv.reader(open(tmp_path / "graded" / "canvas.csv", newline="", encoding="utf-8-sig")))
+    assert [r[-1] for r in canvas[2:]] == ["23"] * 6 and not (tmp_path / "graded" / "canvas-missing.csv").exists()
+    assert "partial gradebook" not in resumed.stdout
+
+
+def test_a_kernel_that_cannot_start_gives_no_grade_and_a_corrupt_notebook_still_0(release, tmp_path):
+    """No grade exists when the grader's side fails: empty cells, "not graded" and why, retried by the next
+    run; a notebook the student broke keeps its 0, as on Gradescope."""
+    from dataclasses import replace
+
+    from attn_ref.grade.sandbox import resolve
+
+    out, _ = release
+    folder = tmp_path / "class"
+    folder.mkdir()
+    shutil.copy(out / "solutions/practice/practice.ipynb", folder / "solution.ipynb")
+    (folder / "corrupt.ipynb").write_text('{"cells": [ this is not json')
+    broken = tmp_path / "python3"
+    broken.write_text("#!/bin/sh\nexit 1\n")  # the student environment's interpreter, broken after the run began
+    broken.chmod(0o755)
+    zip_path = out / "autograder/practice-autograder.zip"
+    report = grade_batch(folder, zip_path, tmp_path / "graded", jobs=2, progress=False, plan=replace(resolve(), python=str(broken)),
+                         **LIMITS)
+    rows = {r["name"]: r for r in _csv(tmp_path / "graded" / "grades.csv")}
+    assert rows["solution"]["status"].startswith("not graded: the notebook's kernel did not start"), rows["solution"]
+    assert rows["solution"]["total"] == rows["solution"]["q1"] == ""
+    assert json.loads((tmp_path / "graded/results/solution.json").read_text())["extra_data"]["outcome"] == "not_graded"
+    assert rows["corrupt"]["total"] == rows["corrupt"]["q1"] == "0" and rows["corrupt"]["status"].startswith("error: corrupt.ipynb")
+    from attn_ref.grade.gradebook import summary_lines
+
+    assert "partial gradebook: 1 of 2 submissions have no grade" in "\n".join(summary_lines(report.book))
+    again = grade_batch(folder, zip_path, tmp_path / "graded", jobs=2, progress=False, **LIMITS)  # the environment fixed
+    assert again.graded == 1  # the submission with no grade, not the corrupt one
+    rows = {r["name"]: r for r in _csv(tmp_path / "graded" / "grades.csv")}
+    assert (rows["solution"]["total"], rows["solution"]["status"], rows["corrupt"]["total"]) == ("23", "ok", "0")
+
+
+def _book(tmp_path):
+    """A gradebook of two submissions, one full marks, one with no grade (its results: the grader failed)."""
+    from attn_ref.grade.discover import Submission
+    from attn_ref.grade.gradebook import Gradebook, Graded
+
+    checks = {"assignment": "practice", "units": [{"name": "q1", "answers": [{"points": 2.0}]}], "written": []}
+    failed = {"tests": [{"name": "q1: x", "score": 0.0, "max_score": 2.0}],
+              "extra_data": {"status": "not graded: the grader failed (its grading process died)", "outcome": "not_graded"}}
+    return Gradebook(checks, [Graded(Submission("a", tmp_path / "a.ipynb"), {"extra_data": {"status": "ok"}}, {"q1": 2.0}),
+                              Graded(Submission("b", tmp_path / "b.ipynb"), failed, {"q1": 0.0})])
+
+
+def test_a_submission_with_no_grade_has_empty_cells_and_counts_in_no_mean(tmp_path):
+    from attn_ref.grade.gradebook import summary_lines
+
+    book = _book(tmp_path)
+    assert [(r["q1"], r["total"]) for r in book.rows] == [(2.0, 2.0), (None, None)]
+    lines = summary_lines(book)
+    assert next(line for line in lines if line.startswith("q1 ")).split()[1:] == ["100.0", "100.0", "100.0"]
+    assert "  1 × not graded: the grader failed (its grading process died): b" in lines
+
+
+def test_summary_png_counts_only_grades_in_whole_submissions(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from attn_ref.grade.gradebook import summary_figure
+
+    fig = summary_figure(_book(tmp_path))
+    left = fig.axes[0]
+    assert sum(bar.get_height() for bar in left.patches) == 1  # b has no grade: not a 0 in the histogram
+    assert all(float(t).is_integer() for t in left.get_yticks())  # a count: 0, 1, never 0.25
+    plt.close(fig)
 
 
 # ---- the PDF the student's export makes ------------------------------------------------------------------

@@ -205,7 +205,9 @@ def test_gradescope_export_with_names(release, tmp_path):
     assert rows["Ada Lovelace"]["total"] == "23" and rows["Ada Lovelace"]["sid"] == "A001"
     assert rows["Alan Turing"]["total"] == rows["Grace Hopper"]["total"] == "0"  # a group: one row each
     assert rows["Grace Hopper"]["email"] == "grace@example.edu"
-    assert rows["Missing Folder"]["status"].startswith("error: the export lists submission_1003")
+    # the export lacks the folder: not the student's doing, so no grade (empty), not a 0
+    assert rows["Missing Folder"]["status"].startswith("not graded: the export lists submission_1003")
+    assert rows["Missing Folder"]["total"] == rows["Missing Folder"]["q1"] == ""
     # the same export, as the zip Gradescope hands out
     archive_path = tmp_path / "export.zip"
     with zipfile.ZipFile(archive_path, "w") as archive:

@@ -18,7 +18,7 @@ from .autograder import Autograder, AutograderError
 from .core import limits_from, make_job, prepare
 from .discover import Submission, already_graded, content_hash, discover, skipped
 from .gradebook import Gradebook, write_gradebook
-from .results import failed_results, write_results
+from .results import Outcome, failed_results, write_results
 from .sandbox import SandboxPlan
 from .settings import MARGIN
 from .watchdog import Job, Supervisor
@@ -37,8 +37,9 @@ class BatchReport:
     interrupted: bool = False
 
 
-def _check_assignment(subs: list[Submission], autograder: Autograder) -> None:
-    """A wrong --autograder (another assignment's zip) stops before grading anything."""
+def check_assignment(subs: list[Submission], autograder: Autograder) -> None:
+    """A wrong --autograder (another assignment's zip for most submissions, or for the one notebook
+    graded alone) stops before grading anything."""
     checks = autograder.checks
     names = Counter()
     for sub in subs[:60]:
@@ -89,7 +90,7 @@ def grade_batch(path, autograder, out, jobs: int | None = None, force: bool = Fa
     subs = discover(Path(path), out)
     if not subs:
         raise AutograderError(f"no submissions found in {path}")
-    _check_assignment(subs, autograder)
+    check_assignment(subs, autograder)
     (out / "results").mkdir(parents=True, exist_ok=True)
     locks = _Locks(out / "locks")
     jobs = max(1, jobs or os.cpu_count() or 1)
@@ -131,9 +132,9 @@ def grade_batch(path, autograder, out, jobs: int | None = None, force: bool = Fa
     with _progress(progress, len(subs), len(subs) - len(todo)) as advance:
         queue = []
         for sub, results_path, digest in todo:
-            if sub.problem:  # nothing to run: the row says why
+            if sub.problem:  # nothing to run (the export lists a folder it lacks): no grade, and the row says why
                 if locks.try_take(sub.key):
-                    finish(sub, results_path, digest, _failed(checks, plan, sub.problem))
+                    finish(sub, results_path, digest, _failed(checks, plan, sub.problem, Outcome.NOT_GRADED))
                 continue
             queue.append(make_job(sub.key, sub.path, autograder, plan, limits))
         runner, client = Supervisor(plan, jobs, MARGIN), None
@@ -182,8 +183,8 @@ def _close(client) -> None:
         cluster.close()
 
 
-def _failed(checks: dict, plan: SandboxPlan, reason: str) -> dict:
-    results = failed_results(checks, reason)
+def _failed(checks: dict, plan: SandboxPlan, reason: str, fault: Outcome) -> dict:
+    results = failed_results(checks, reason, fault)
     results["execution_time"] = 0.0
     results["extra_data"].update(autograder_version=checks["version"], sandbox=plan.describe())
     return results

@@ -5,6 +5,13 @@ gradebook export (the roster): a student is matched by SIS User ID (the SID), Ca
 (the email or its user part). Students who match no roster row are listed (canvas-unmatched.csv and a
 warning), not dropped; roster students without a submission keep an empty cell (Canvas leaves them alone).
 
+A student whose submission has no grade (not graded yet, or the grader failed) keeps an empty cell too, so
+that an import never overwrites a real grade with a made-up 0; they are listed in canvas-missing.csv, with
+why, never marked inside canvas.csv (a marker there would break Canvas's import).
+
+The column filled is --canvas-assignment, else the roster's column named for the assignment (its title or
+name; Canvas writes "Title (id)"), else a new one named for it; the run says which (Gradebook.notes).
+
 Every cell is made formula-safe (spreadsheet.py) except Canvas's ID columns: a ' in front would break the
 match, so they are validated instead. A roster row with an ID a spreadsheet would read as a formula is left
 out of canvas.csv (Canvas then leaves that student alone) and its student is listed as unmatched, with why.
@@ -13,6 +20,8 @@ out of canvas.csv (Canvas then leaves that student alone) and its student is lis
 from __future__ import annotations
 
 import csv
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from .spreadsheet import FORMULA_WORDS, needs_escape, write_csv
@@ -25,10 +34,17 @@ class RosterError(ValueError):
     """The roster is not a Canvas gradebook export."""
 
 
-def read_roster(path: Path) -> list[dict]:
+@dataclass
+class Roster:
+    rows: list[dict]  # one per student: ROSTER_FIELDS
+    columns: list[str]  # its other columns: the course's assignments ("Lab 3.1 (12345)") and Canvas's totals
+
+
+def read_roster(path: Path) -> Roster:
     with open(path, newline="", encoding="utf-8-sig") as f:
         reader = csv.DictReader(f)
-        missing = [name for name in ROSTER_FIELDS if name not in (reader.fieldnames or [])]
+        header = list(reader.fieldnames or [])
+        missing = [name for name in ROSTER_FIELDS if name not in header]
         if missing:
             raise RosterError(f"{path}: not a Canvas gradebook export (no column {', '.join(missing)})")
         rows = []
@@ -37,7 +53,31 @@ def read_roster(path: Path) -> list[dict]:
             if student.startswith("Points Possible") or student in ("", "Student, Test"):
                 continue  # Canvas's own extra rows
             rows.append({k: (row.get(k) or "").strip() for k in ROSTER_FIELDS})
-    return rows
+    return Roster(rows, [name for name in header if name and name not in ROSTER_FIELDS])
+
+
+_CANVAS_ID = re.compile(r"\s*\(\d+\)\s*$")  # the " (55501)" Canvas puts after an assignment's name
+
+
+def _plain(name: str) -> str:
+    return " ".join(name.split()).casefold()
+
+
+def choose_column(columns: list[str], checks: dict, given: str | None) -> tuple[str, str]:
+    """The column canvas.csv fills, and a line saying which and why (the TA reads it before importing)."""
+    if given:
+        return given, f"canvas.csv: filling the column {given!r} (--canvas-assignment)"
+    names = [checks[k] for k in ("title", "assignment") if checks.get(k)]
+    found = [c for c in columns if _plain(_CANVAS_ID.sub("", c)) in {_plain(n) for n in names}]
+    new = names[0]
+    if len(found) == 1:
+        return found[0], (f"canvas.csv: filling the roster's column {found[0]!r}, named for the assignment "
+                          "(--canvas-assignment chooses another)")
+    if found:  # guessing among them could overwrite another assignment's grades
+        return new, (f"canvas.csv: {len(found)} roster columns match the assignment ({', '.join(map(repr, found))}); "
+                     f"a new column {new!r} instead: pass --canvas-assignment to fill one of them")
+    return new, (f"canvas.csv: no roster column is named {' or '.join(map(repr, names))}: a new column {new!r} "
+                 "(Canvas adds it on import; --canvas-assignment fills an existing one)")
 
 
 def _match(person: dict, roster: list[dict]) -> dict | None:
@@ -69,19 +109,25 @@ def _names(people: list[dict], key: str) -> str:
 
 
 def write_canvas(out: Path, book, roster: Path, assignment: str | None = None) -> list[str]:
-    """canvas.csv (and canvas-unmatched.csv when someone did not match); returns warnings."""
-    roster_rows = read_roster(Path(roster))
+    """canvas.csv (canvas-unmatched.csv when someone did not match, canvas-missing.csv when someone has
+    no grade); returns warnings, and says in book.notes which column it fills."""
+    loaded = read_roster(Path(roster))
+    roster_rows = loaded.rows
     refused = [row for row in roster_rows if _formula_ids(row)]
-    column = assignment or book.checks.get("title") or book.checks["assignment"]
+    column, chosen = choose_column(loaded.columns, book.checks, assignment)
+    book.notes.append(chosen)
     scores: dict[str, float] = {}
-    unmatched = []
+    unmatched, missing = [], []
     for g in book.graded:
         for person in g.sub.students or [{"name": g.sub.key, "sid": "", "email": ""}]:
             row = _match(person, roster_rows)
+            who = {"name": person["name"] or g.sub.key, "sid": person["sid"], "email": person["email"],
+                   "submission": g.sub.path.name}
+            if not g.has_grade:  # its cell stays empty: Canvas keeps the grade it has
+                missing.append({**who, "roster row": row["Student"] if row else "", "reason": g.status})
             if row is None or row in refused:
-                unmatched.append({"name": person["name"] or g.sub.key, "sid": person["sid"], "email": person["email"],
-                                  "submission": g.sub.path.name, "total": g.total, "reason": _why_unmatched(person, row)})
-            else:
+                unmatched.append({**who, "total": g.total, "reason": _why_unmatched(person, row)})
+            elif g.has_grade:
                 scores[row["ID"] or row["SIS User ID"]] = g.total
     points = sum(book.maximum(u) for u in book.units + book.written_units)
     rows = [["Points Possible", "", "", "", "", points]]
@@ -92,6 +138,12 @@ def write_canvas(out: Path, book, roster: Path, assignment: str | None = None) -
     if refused:
         warnings.append(f"canvas.csv: {len(refused)} roster row(s) left out ({_names(refused, 'Student')}): an ID starts with "
                         f"{FORMULA_WORDS}, and escaping it would break Canvas's match")
+    if missing:
+        write_csv(out / "canvas-missing.csv", list(missing[0]), missing)
+        warnings.append(f"canvas.csv: {len(missing)} student(s) have no grade ({_names(missing, 'name')}): their cells "
+                        "are empty, so an import leaves their Canvas grades as they are; see canvas-missing.csv for why")
+    else:
+        (out / "canvas-missing.csv").unlink(missing_ok=True)
     if not unmatched:
         (out / "canvas-unmatched.csv").unlink(missing_ok=True)
         return warnings

@@ -12,14 +12,15 @@ import sys
 from pathlib import Path
 
 from . import settings
-from .batch import grade_batch
+from .autograder import load_autograder
+from .batch import check_assignment, grade_batch
 from .canvas import RosterError, read_roster
 from .cleanup import die_with_parent, make_undumpable
 from .cluster import PARENT_ENV, REFUSED
 from .core import grade
-from .discover import is_batch
+from .discover import Submission, is_batch
 from .gradebook import summary_lines
-from .results import results_name, write_results
+from .results import Outcome, outcome, results_name, write_results
 from .sandbox import resolve
 
 DEFAULT_OUT = "graded"
@@ -80,6 +81,16 @@ def _single_results_path(out: Path, submission: Path) -> tuple[Path, str]:
     return path, digest
 
 
+def _written_files(out: Path, canvas: bool) -> list[str]:
+    """What the batch wrote, for the TA to open: only what exists (a lab has no written answers), and the
+    Canvas files only when this run wrote them (an earlier run's may be there)."""
+    names = [("gradebook", "grades.csv"), ("written answers", "written"), ("integrity", "report.html")]
+    if canvas:
+        names += [("Canvas import", "canvas.csv"), ("students with no grade", "canvas-missing.csv"),
+                  ("students not in the roster", "canvas-unmatched.csv")]
+    return [f"{label}: {out / name}" for label, name in names if (out / name).exists()]
+
+
 def _terminated(signum, frame):
     raise KeyboardInterrupt  # a terminated grader ends its kernels and jails as an interrupted one does
 
@@ -114,8 +125,12 @@ def run_grade(args) -> int:
     out = Path(args.out or DEFAULT_OUT)
     canvas = None
     if args.export == "canvas":
-        if not args.canvas_roster or not Path(args.canvas_roster).is_file():
+        if not args.canvas_roster:
             print("attn-ref grade: --export canvas needs --canvas-roster, the Canvas gradebook export (CSV)", file=sys.stderr)
+            return 2
+        if not Path(args.canvas_roster).is_file():
+            print(f"attn-ref grade: --canvas-roster {args.canvas_roster}: no such file (the course's Canvas gradebook "
+                  "export, CSV)", file=sys.stderr)
             return 2
         try:
             read_roster(Path(args.canvas_roster))  # a wrong file stops here, before grading
@@ -126,23 +141,29 @@ def run_grade(args) -> int:
     if args.results is None and is_batch(submission):
         report = grade_batch(submission, args.autograder, out, jobs=args.jobs, force=args.force, plan=plan,
                              progress=sys.stderr.isatty(), canvas=canvas, cluster=args.cluster, **timeouts)
-        if report.interrupted:
+        if report.interrupted:  # the partial gradebook's summary says who has no grade yet
+            print("\n".join(summary_lines(report.book)))
             print(f"interrupted: {report.graded} graded — rerun to resume (gradebook so far: {out / 'grades.csv'})",
                   file=sys.stderr)
             return 130
         print(f"{report.total} submissions: {report.graded} graded, {report.skipped} unchanged since the last run "
               f"(kernels: {plan.mode})")
-        print(f"gradebook: {out / 'grades.csv'}; written answers: {out / 'written'}; integrity: {out / 'report.html'}")
+        print("; ".join(_written_files(out, canvas is not None)))
         if report.not_submissions:
             print(f"not submissions (no notebook in them): {', '.join(report.not_submissions)}")
         print("\n".join(summary_lines(report.book)))
         return 0
+    if args.results is None:  # a TA's single notebook of another assignment is a wrong --autograder: exit 2
+        autograder = load_autograder(args.autograder)
+        check_assignment([Submission("submission", submission)], autograder)
+    else:  # Gradescope's mode: whatever the notebook, a results file (score 0, with why) and exit 0
+        autograder = args.autograder
     try:
         if args.results is not None:
-            results = grade(submission, args.autograder, results_path=args.results, plan=plan, **timeouts)
+            results = grade(submission, autograder, results_path=args.results, plan=plan, **timeouts)
         else:
             path, digest = _single_results_path(out, submission)
-            results = grade(submission, args.autograder, results_path=path, plan=plan, write=False, **timeouts)
+            results = grade(submission, autograder, results_path=path, plan=plan, write=False, **timeouts)
             results["extra_data"]["submission_hash"] = digest
             write_results(path, results)
             print(f"results: {path}")
@@ -150,6 +171,9 @@ def run_grade(args) -> int:
         print(f"interrupted: {submission} was not graded", file=sys.stderr)
         return 130
     total = sum(t["max_score"] for t in results["tests"])
+    if outcome(results) is Outcome.NOT_GRADED:  # its 0s are no grade: never printed as one
+        print(f"{submission}: no grade ({results['extra_data'].get('status')}; kernel: {plan.mode})")
+        return 0
     print(f"{submission}: {results['score']:g} / {total:g} ({results['extra_data'].get('status')}; kernel: {plan.mode})")
     for test in results["tests"]:
         print(f"  {test['name']}: {test['score']:g} / {test['max_score']:g}")

@@ -120,6 +120,7 @@ class ClusterRunner:
     def run(self, jobs, on_done, prepare=None) -> None:
         from distributed import as_completed
 
+        from .results import Outcome
         from .submission import SubmissionError
 
         pending, queue = {}, list(jobs)
@@ -134,7 +135,7 @@ class ClusterRunner:
                         try:
                             name, data = _notebook_file(job.submission)
                         except SubmissionError as err:
-                            on_done(job, job.failed(str(err), f"error: {err}"))
+                            on_done(job, job.failed(str(err), f"error: {err}", Outcome.STUDENT))  # its notebook
                             continue
                         future = self.client.submit(grade_on_worker, self.zip, name, data, self.timeouts, pure=False,
                                                     key=f"attn-ref-{job.key}-{os.urandom(4).hex()}")
@@ -155,10 +156,15 @@ class ClusterRunner:
     def _result(job, future) -> dict:
         from distributed import KilledWorker
 
+        from .results import Outcome
+
         try:
             return future.result()
         except KilledWorker:
-            return job.failed("grading it killed its Dask worker again and again", "error: it killed its worker")
-        except Exception as err:  # noqa: BLE001 - a failed task is one failed row
+            # its kernel is bounded in its own process, so a worker that keeps dying is the cluster's failure
+            return job.failed("grading it killed its Dask worker again and again",
+                              "not graded: its Dask worker died again and again", Outcome.NOT_GRADED)
+        except Exception as err:  # noqa: BLE001 - a failed task is one row with no grade (a worker refused it, ...)
             return job.failed(f"the cluster could not grade it ({type(err).__name__}: {err})"[:500],
-                              f"error: {type(err).__name__}")
+                              f"not graded: the cluster could not grade it ({type(err).__name__}: {str(err)[:200]})",
+                              Outcome.NOT_GRADED)

@@ -26,7 +26,7 @@ from .functions import grade_functions
 from .inputs import seed_for
 from .kernel import KernelStartError
 from .questions import grade_questions
-from .results import failed_results, record, results_name, write_results, written_entries
+from .results import Outcome, failed_results, record, results_name, write_results, written_entries
 from .sandbox import Jail, SandboxError, SandboxPlan, resolve
 from .session import BudgetExhausted, NotebookSession, runnable_cells
 from .settings import MARGIN, Limits
@@ -91,7 +91,7 @@ def _results(ctx: GradingContext, graded: UnitResults, jail: Jail) -> dict:
         "score": round(sum(t["score"] for t in graded.tests), 6),
         "output": cap("\n".join(notes), 4000),
         "tests": graded.tests,
-        "extra_data": {"status": status, "seed": ctx.seed, "kernel": ctx.env,
+        "extra_data": {"status": status, "outcome": Outcome.GRADED.value, "seed": ctx.seed, "kernel": ctx.env,
                        "cell_errors": [cap(e) for e in session.errors[:20]], "kernel_restarts": session.restarts,
                        "integrity_flags": ctx.analysis.flags[:50], **graded.extra},
     }
@@ -109,11 +109,14 @@ def grade_in_jail(submission_path, autograder: Autograder, jail: Jail, limits: L
             with running(nb, filename, autograder, jail, limits, start + limits.budget) as ctx:
                 results = _results(ctx, GRADERS[autograder.checks["kind"]](ctx), jail)
             results["tests"] += written_entries(autograder.checks, written_answers(nb, written_questions(autograder.checks)))
-    except (submission.SubmissionError, KernelStartError) as err:
-        results = failed_results(autograder.checks, str(err))
-    except Exception as err:  # a grader bug must still leave a results file and a reason
+    except submission.SubmissionError as err:  # the notebook itself (corrupt, another assignment): its 0 stands
+        results = failed_results(autograder.checks, str(err), Outcome.STUDENT)
+    except KernelStartError as err:  # before any student code ran: the environment's fault, so no grade exists
+        results = failed_results(autograder.checks, str(err), Outcome.NOT_GRADED)
+    except Exception as err:  # a grader bug must still leave a results file and a reason, and no made-up 0
         traceback.print_exc()
-        results = failed_results(autograder.checks, f"internal grader error ({type(err).__name__}: {cap(str(err), 200)}); please tell your TA")
+        results = failed_results(autograder.checks, f"internal grader error ({type(err).__name__}: {cap(str(err), 200)}); please tell your TA",
+                                 Outcome.NOT_GRADED, f"not graded: the grader failed ({type(err).__name__}: {cap(str(err), 200)})")
     results["execution_time"] = round(time.monotonic() - start, 2)
     results["extra_data"]["warnings"] = [cap(str(w.message)) for w in caught[:10]]
     return results
@@ -123,8 +126,8 @@ def make_job(key: str, submission_path, autograder: Autograder, plan: SandboxPla
     """A supervisor's job for one submission: graded in its own process, failed results if it cannot be."""
     checks = autograder.checks
 
-    def failed(reason: str, status: str) -> dict:
-        return record(failed_results(checks, reason, status), checks, plan)
+    def failed(reason: str, status: str, fault: Outcome) -> dict:
+        return record(failed_results(checks, reason, fault, status), checks, plan)
 
     def run(jail: Jail) -> dict:
         return record(grade_in_jail(submission_path, autograder, jail, limits), checks, plan)

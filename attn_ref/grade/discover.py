@@ -137,9 +137,16 @@ def content_hash(path: Path) -> str:
 
 
 def already_graded(results_path: Path, submission_hash: str, version: str) -> bool:
+    """Whether these results stand for this submission and autograder; results with no grade (the grader
+    or its kernel failed) never do, so a rerun tries again instead of keeping the hole."""
+    from .results import Outcome, outcome
+
     try:
-        extra = json.loads(results_path.read_text())["extra_data"]
+        results = json.loads(results_path.read_text())
+        extra = results["extra_data"]
     except (OSError, ValueError, KeyError, TypeError):
+        return False
+    if not isinstance(extra, dict) or outcome(results) is Outcome.NOT_GRADED:
         return False
     return extra.get("submission_hash") == submission_hash and extra.get("autograder_version") == version
 

@@ -4,6 +4,10 @@ written from whatever results exist now (a partial run gives a partial gradebook
 
 A group submission is one submission and several students: counts and means are per submission, and
 every student gets a row.
+
+Never a made-up grade: a submission with no grade (not graded yet, an interrupted run, the grader or its
+kernel failed: results.Outcome.NOT_GRADED) has empty score cells, a status that says why, and counts in
+no mean and no histogram; a 0 the student caused (a corrupt notebook, another assignment, a timeout) stays 0.
 """
 
 from __future__ import annotations
@@ -16,9 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .discover import Submission
-from .results import max_points, unit_name, write_atomically
+from .results import Outcome, max_points, outcome, unit_name, write_atomically
 from .spreadsheet import write_csv
 from .written_pages import merge_written_scores, write_written_pages
+
+NOT_GRADED_YET = "not graded yet"  # the status of a submission without results: interrupted, or not reached
 
 
 @dataclass
@@ -27,15 +33,24 @@ class Graded:
 
     sub: Submission
     results: dict
-    scores: dict[str, float]  # unit -> automatic score
+    scores: dict[str, float]  # unit -> automatic score (none when it has no grade)
     written: dict[str, float | None] = field(default_factory=dict)  # written question -> the TA's score
 
     @property
-    def status(self) -> str:
-        return self.results.get("extra_data", {}).get("status", "error: no results")
+    def has_grade(self) -> bool:
+        """Whether a grade exists (full, partial or a 0 the student caused), as its results say."""
+        return outcome(self.results) is not Outcome.NOT_GRADED
 
     @property
-    def total(self) -> float:
+    def status(self) -> str:
+        extra = self.results.get("extra_data")
+        return str(extra.get("status", "error: no results")) if isinstance(extra, dict) else "error: no results"
+
+    @property
+    def total(self) -> float | None:
+        """None where no grade exists: an empty cell, never a 0 (it would overwrite a real grade in Canvas)."""
+        if not self.has_grade:
+            return None
         return sum(self.scores.values()) + sum(v for v in self.written.values() if v is not None)
 
 
@@ -44,6 +59,11 @@ class Gradebook:
     checks: dict
     graded: list[Graded]
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the run chose or left out, printed with the summary
+
+    @property
+    def with_grade(self) -> list[Graded]:
+        return [g for g in self.graded if g.has_grade]
 
     @property
     def units(self) -> list[str]:
@@ -61,14 +81,15 @@ class Gradebook:
     @property
     def rows(self) -> list[dict]:
         """grades.csv: one row per student (a group's members share their submission's scores); scores are
-        numbers, never text, so that the CSV writer tells them from student text (spreadsheet.py)."""
+        numbers, never text, so that the CSV writer tells them from student text (spreadsheet.py), and
+        None (an empty cell) in the automatic columns and total of a submission with no grade."""
         rows = []
         for g in self.graded:
             for person in g.sub.students or [{"name": "", "sid": "", "email": ""}]:
                 row = {"name": person["name"] or g.sub.key, "sid": person["sid"], "email": person["email"],
                        "submission": g.sub.path.name}
-                row.update({u: g.scores.get(u, 0.0) for u in self.units})
-                row.update({u: g.written.get(u) for u in self.written_units})
+                row.update({u: g.scores.get(u, 0.0) if g.has_grade else None for u in self.units})
+                row.update({u: g.written.get(u) for u in self.written_units})  # the TA's, graded or not
                 row["total"] = g.total
                 row["status"] = g.status
                 rows.append(row)
@@ -77,17 +98,22 @@ class Gradebook:
 
 def _results(out: Path, sub: Submission) -> dict:
     try:
-        return json.loads((out / "results" / f"{sub.key}.json").read_text())
+        results = json.loads((out / "results" / f"{sub.key}.json").read_text())
+        if isinstance(results, dict):
+            return results
     except (OSError, ValueError):
-        return {"tests": [], "score": 0, "extra_data": {"status": "error: not graded yet"}}
+        pass
+    return {"tests": [], "extra_data": {"status": NOT_GRADED_YET, "outcome": Outcome.NOT_GRADED.value}}
 
 
 def collect(out: Path, subs: list[Submission], checks: dict) -> Gradebook:
     graded = []
     for sub in subs:
         results = _results(out, sub)
-        scores = {unit_name(t): float(t.get("score", 0)) for t in results.get("tests", []) if t.get("max_score", 0) > 0}
-        graded.append(Graded(sub, results, scores))
+        graded.append(Graded(sub, results, {}))
+        if graded[-1].has_grade:  # the 0s of results with no grade are not scores
+            graded[-1].scores = {unit_name(t): float(t.get("score", 0)) for t in results.get("tests", [])
+                                 if t.get("max_score", 0) > 0}
     return Gradebook(checks, graded)
 
 
@@ -117,8 +143,9 @@ def write_gradebook(out: Path, subs: list[Submission], checks: dict, canvas: dic
 
 
 def _percent(book: Gradebook, unit: str) -> list[float]:
+    """The unit's scores as percentages, of the submissions with a grade only."""
     maximum = book.maximum(unit)
-    values = [g.scores.get(unit, 0) if not unit.endswith("_written") else g.written.get(unit) for g in book.graded]
+    values = [g.scores.get(unit, 0) if not unit.endswith("_written") else g.written.get(unit) for g in book.with_grade]
     return [100 * v / maximum for v in values if v is not None and maximum]
 
 
@@ -126,6 +153,10 @@ def summary_lines(book: Gradebook) -> list[str]:
     submissions, students = len(book.graded), sum(max(1, len(g.sub.students)) for g in book.graded)
     groups = [g for g in book.graded if len(g.sub.students) > 1]
     lines = [f"{submissions} submissions, {students} students" + (f" ({len(groups)} group submissions)" if groups else "")]
+    missing = submissions - len(book.with_grade)
+    if missing:
+        lines.append(f"partial gradebook: {missing} of {submissions} submissions have no grade (listed below): their "
+                     "cells are empty, and the means and summary.png leave them out")
     lines.append(f"{'question':14} {'mean %':>7} {'median %':>9} {'max %':>6}")
     for unit in book.units + book.written_units:
         values = _percent(book, unit)
@@ -139,28 +170,40 @@ def summary_lines(book: Gradebook) -> list[str]:
     lines.append(f"{submissions - bad} submissions ok, {bad} not ok")
     for status, keys in sorted(problems.items()):
         lines.append(f"  {len(keys)} × {status}: {', '.join(keys[:5])}{' …' if len(keys) > 5 else ''}")
-    return lines + [f"warning: {w}" for w in book.warnings]
+    return lines + book.notes + [f"warning: {w}" for w in book.warnings]
 
 
-def _summary_png(path: Path, book: Gradebook) -> None:
+def summary_figure(book: Gradebook):
+    """summary.png's figure: the totals' histogram and each question's mean, of submissions with a grade."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     units = [u for u in book.units + book.written_units if _percent(book, u)]
     full = sum(book.maximum(u) for u in book.units) or 1
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.5))
-    left.hist([100 * sum(g.scores.values()) / full for g in book.graded], bins=20, range=(0, 100))
+    left.hist([100 * sum(g.scores.values()) / full for g in book.with_grade], bins=20, range=(0, 100))
+    left.yaxis.set_major_locator(MaxNLocator(integer=True))  # a count of submissions: never 0.5 of one
     left.set_xlabel("automatic total, % of the points")
     left.set_ylabel("submissions")
-    left.set_title(f"{book.checks['assignment']}: totals ({len(book.graded)} submissions)")
+    missing = len(book.graded) - len(book.with_grade)
+    left.set_title(f"{book.checks['assignment']}: totals ({len(book.with_grade)} submissions"
+                   + (f"; {missing} with no grade left out)" if missing else ")"))
     right.bar(units, [statistics.mean(_percent(book, u)) for u in units])
     right.set_ylim(0, 100)
     right.set_ylabel("mean, % of its points")
     right.set_title("mean per question")
     right.tick_params(axis="x", rotation=45)
     fig.tight_layout()
+    return fig
+
+
+def _summary_png(path: Path, book: Gradebook) -> None:
+    import matplotlib.pyplot as plt
+
+    fig = summary_figure(book)
     image = io.BytesIO()
     fig.savefig(image, format="png", dpi=100)
     plt.close(fig)

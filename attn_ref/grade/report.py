@@ -229,6 +229,8 @@ def _compare(book) -> Comparison:
         if not theirs or theirs.get("score") is None:
             unscored += bool(theirs)
             continue
+        if not g.has_grade:  # no local grade to compare (its row says why), not a local 0
+            continue
         compared += 1
         ours = round(sum(g.scores.values()), 6)
         if abs(ours - theirs["score"]) < 1e-6:

@@ -8,6 +8,7 @@ import json
 import os
 import platform
 import tempfile
+from enum import Enum
 from pathlib import Path
 
 import numpy as np
@@ -66,16 +67,38 @@ def unit_name(test: dict) -> str:
     return test["name"].split(":")[0]
 
 
-def failed_results(checks: dict, reason: str, status: str | None = None) -> dict:
-    """Score 0 everywhere, with the reason, for a submission that could not be run."""
+class Outcome(str, Enum):
+    """Whether a grade exists, and who is at fault when it is 0 for want of grading (``extra_data["outcome"]``).
+
+    Set where the failure happens, read by the gradebook: never found by searching a status message."""
+
+    GRADED = "graded"  # the notebook ran and was scored (also partly: a cell that timed out)
+    STUDENT = "student"  # the submission could not be graded by its own doing (corrupt, another assignment,
+    # no notebook, ran out of time or bounds alone): 0 stands, as on Gradescope
+    NOT_GRADED = "not_graded"  # the grader, its kernel's start or its worker failed: no grade exists, none is made up
+
+
+def outcome(results: dict) -> Outcome:
+    """A results file's outcome; one written before the field existed counts as graded (its score stood then)."""
+    extra = results.get("extra_data")
+    try:
+        return Outcome(extra.get("outcome", Outcome.GRADED.value) if isinstance(extra, dict) else Outcome.GRADED)
+    except ValueError:
+        return Outcome.NOT_GRADED  # a value this version does not know: no grade is assumed
+
+
+def failed_results(checks: dict, reason: str, fault: Outcome, status: str | None = None) -> dict:
+    """Score 0 everywhere, with the reason, for a submission that could not be run; ``fault`` says whether
+    that 0 is the student's (STUDENT) or no grade at all (NOT_GRADED), whose status then says "not graded"."""
     reason = cap(reason, 1000)
     tests = [
         {"name": f"{u['name']}: {u['title']}", "score": 0.0, "max_score": max_points(u, False),
          "output": f"Not graded: {reason}", "visibility": checks["visibility"]}
         for u in checks["units"]
     ]
+    default = f"not graded: {reason}" if fault is Outcome.NOT_GRADED else f"error: {reason}"
     return {"score": 0.0, "output": f"Your submission could not be graded: {reason}", "tests": tests,
-            "extra_data": {"status": status or f"error: {reason}"}}
+            "extra_data": {"status": cap(status, 1000) if status else default, "outcome": fault.value}}
 
 
 def record(results: dict, checks: dict, plan: SandboxPlan) -> dict:

@@ -1,5 +1,5 @@
-"""Every CSV this project writes (grades.csv, written/scores.csv, canvas.csv, canvas-unmatched.csv) is
-written here, so that it is safe to open in a spreadsheet.
+"""Every CSV this project writes (grades.csv, written/scores.csv, canvas.csv, canvas-unmatched.csv,
+canvas-missing.csv) is written here, so that it is safe to open in a spreadsheet.
 
 Students choose their file names and, in a Gradescope export, their names, SIDs and emails. A cell that
 starts with ``=``, ``+``, ``-`` or ``@`` is a formula to Excel, LibreOffice and Google Sheets (and a tab or

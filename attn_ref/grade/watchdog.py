@@ -26,6 +26,7 @@ from pathlib import Path
 import psutil
 
 from . import cleanup, resources
+from .results import Outcome
 from .safeio import remove_tree
 from .sandbox import Jail, SandboxPlan
 from .settings import MARGIN
@@ -38,11 +39,12 @@ TRIP_FILE = "stopped.txt"  # written by the supervisor in the jail's base when a
 @dataclass
 class Job:
     """One submission to grade: ``run(jail)`` runs in the grading process and returns the results dict;
-    ``failed(reason, status)`` makes the results when it could not."""
+    ``failed(reason, status, fault)`` makes the results when it could not, ``fault`` saying whether that
+    was the submission's doing (a 0 stands) or the grader's (no grade exists)."""
 
     key: str
     run: Callable[[Jail], dict]
-    failed: Callable[[str, str], dict]
+    failed: Callable[[str, str, Outcome], dict]
     budget: float
     submission: Path | None = None  # where it came from (a cluster sends it to a worker instead of running it here)
 
@@ -179,14 +181,15 @@ class Supervisor:
             if timed_out:
                 reason = (f"grading did not finish within its time budget ({job.budget:.0f} s + {self.margin:.0f} s); "
                           "a cell or call may hang")
-                results = job.failed(reason, "timeout")
-            elif run.guard_note:
-                results = job.failed(run.guard_note, "error: " + run.guard_note)
-            else:
+                results = job.failed(reason, "timeout", Outcome.STUDENT)  # a hang is the notebook's (batch.py retries it alone)
+            elif run.guard_note:  # its kernel passed a disk or memory bound
+                results = job.failed(run.guard_note, "error: " + run.guard_note, Outcome.STUDENT)
+            else:  # the grading process is the grader's own: no grade exists
                 results = job.failed("the grading process ended unexpectedly; please tell your TA",
-                                     "error: the grading process died")
+                                     "not graded: the grader failed (its grading process died)", Outcome.NOT_GRADED)
         if not isinstance(results, dict):
-            results = run.job.failed("the grading process sent no results", "error: no results")
+            results = run.job.failed("the grading process sent no results", "not graded: the grader failed (no results)",
+                                     Outcome.NOT_GRADED)
         results.setdefault("execution_time", round(time.monotonic() - run.started, 2))
         self._end_jail(run.jail)
         return run.job, results
@@ -334,7 +337,7 @@ def run_alone(plan: SandboxPlan, label: str, run: Callable[[Jail], dict], budget
     """``run(jail)[key]``, computed in a grading process of its own under a supervisor (for tools that
     grade one notebook many ways: seeds, mutants); RuntimeError with the reason if it did not finish."""
     done: list[dict] = []
-    Supervisor(plan).run([Job(label, run, lambda reason, status: {"error": reason}, budget)],
+    Supervisor(plan).run([Job(label, run, lambda reason, status, fault: {"error": reason}, budget)],
                          lambda job, results: done.append(results))
     if key not in done[0]:
         raise RuntimeError(f"{label}: the notebook could not be graded ({done[0].get('error')})")

@@ -30,6 +30,7 @@ import psutil
 import pytest
 from conftest import edit_notebook, max_scores, scores
 from course_units import ANSWERS
+from placeholders import PLACEHOLDERS
 
 from attn_ref.grade import grade
 from attn_ref.grade.cleanup import DEFAULT_UID_RANGE
@@ -205,20 +206,10 @@ q1_lstm_sequential_steps = Trigger()
 def test_stubs_that_only_get_shapes_devices_and_sums_right_score_nothing(release, local, namespaces):
     """Probes of a property alone (the device of meta tensors, weights that sum to 1) earn points only
     next to a probe that matched the reference and that no placeholder passes; meta probes check shapes too."""
-    stubs = {
-        "def softmax(": "def softmax(x, axis=-1):\n    return np.full_like(x, 1.0 / x.shape[axis])",
-        "def additive_attention(": "def additive_attention(query, keys, W_q, W_k, v):\n"
-                                   "    return np.zeros(keys.shape[1]), np.full(keys.shape[0], 1.0 / keys.shape[0])",
-        "def scaled_dot_product_attention(": "def scaled_dot_product_attention(q, k, v, mask=None):\n"
-                                             "    return q.new_zeros(*q.shape[:-1], v.shape[-1]), q.new_zeros(*q.shape[:-1], k.shape[-2])",
-        "def causal_mask(": "def causal_mask(T, device=None):\n    return torch.zeros(T, T, dtype=torch.bool, device=device)",
-        "def self_attention(": "def self_attention(x, W_q, W_k, W_v, causal=True):\n"
-                               "    return x.new_zeros(*x.shape[:-1], W_v.shape[-1]), x.new_zeros(*x.shape[:-1], x.shape[-2])",
-        "def decode_with_kv_cache(": "def decode_with_kv_cache(x, W_q, W_k, W_v):\n    return x.new_zeros(*x.shape[:-1], W_v.shape[-1])",
-        "def sliding_window_mask(": "def sliding_window_mask(T, window, device=None):\n"
-                                    "    return torch.zeros(T, T, dtype=torch.bool, device=device)",
-        "def rnn_gradient_norm(": "def rnn_gradient_norm(T, factor):\n    return 0.0",
-    }
+    stubs = {**PLACEHOLDERS["zeros"],  # and weights that sum to 1
+             "def softmax(": "def softmax(x, axis=-1):\n    return np.full_like(x, 1.0 / x.shape[axis])",
+             "def additive_attention(": "def additive_attention(query, keys, W_q, W_k, v):\n"
+                                        "    return np.zeros(keys.shape[1]), np.full(keys.shape[0], 1.0 / keys.shape[0])"}
     nb = notebook(release, "lab", "blank")
     for marker, source in stubs.items():
         nb = replaced(nb, marker, source)

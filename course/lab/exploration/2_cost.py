@@ -30,8 +30,9 @@ try:
     a2.loglog(Ts, [4 * T**2 / 1e6 for T in Ts], "--", label="4·T² bytes (formula)")
     a2.set_ylabel("weights map (MB)")
     a2.set_xlabel("T (tokens)")
-    a2.set_xscale("log", base=2)  # one labelled tick per doubling of T: 256, 512, ..., 4096
-    a2.set_xticks([256, 512, 1024, 2048, 4096], labels=["256", "512", "1024", "2048", "4096"])
+    a2.set_xscale("log", base=2)  # one labelled tick per doubling of T, from the first T to the last
+    doublings = [Ts[0] * 2**i for i in range(int(np.log2(Ts[-1] / Ts[0])) + 1)]
+    a2.set_xticks(doublings, labels=[str(T) for T in doublings])
     a2.xaxis.set_minor_formatter(NullFormatter())
     for axis in (a1, a2):
         axis.yaxis.set_major_locator(LogLocator(base=10))  # decades only, written as plain numbers

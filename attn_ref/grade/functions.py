@@ -126,8 +126,10 @@ def grade_task(ctx: GradingContext, t_index: int, task: dict, by_name: dict, gra
         timed_out |= hung
         lines.append((ok, probe["name"], probe["points"], message))
     lines = evidence.credit(lines, proven)
+    if tripped and ctx.session.tainted:  # the names are the kernel's word, and it has read a stand-in
+        tripped = {withheld.FORBIDDEN_NAMES}
     if tripped:  # the tripwire saw a forbidden call, however it was reached: the task scores 0
-        names = "a function" if ctx.session.tainted else ", ".join(sorted(tripped))  # the names are the kernel's word
+        names = ", ".join(sorted(tripped))
         lines = [(False, label, points, f"called {names}, which this task does not allow") for _, label, points, _ in lines]
     result = entry(task, lines, ctx.checks["visibility"], cuda)
     if substitutes:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 
+FORBIDDEN_NAMES = "a function (its name is withheld)"  # what the tripwire reported, once a stand-in is there
 WITHHELD = "failed while a correct stand-in was in place; details are withheld, so nothing of it can be read back"
 _BUILTIN_EXCEPTIONS = frozenset(name for name, value in vars(builtins).items()
                                 if isinstance(value, type) and issubclass(value, BaseException))

@@ -1,8 +1,9 @@
 # The hidden stand-ins: c1, c3 and c4 are wrong on purpose, so c2, c5 and c6 are graded with correct
 # versions bound in this kernel. Each of those reads their code (walking the harness's frames: its call
 # holds every stand-in's source) and tries every way back into results: an exception's message, an
-# exception class named by the code, a copy kept for a later call, a file that a restarted kernel's
-# notebook raises from a cell. __MODE__: "frames" raises at once; "later" keeps it and raises it later.
+# exception class named by the code, the tripwire's list of forbidden calls, a copy kept for a later
+# call, a file that a restarted kernel's notebook raises from a cell. __MODE__: "frames" raises at once;
+# "later" keeps it and raises it later.
 import os
 import sys
 
@@ -22,9 +23,20 @@ def _stand_in_code() -> str:
     return "\n".join(found)
 
 
+def _report_as_forbidden(code: str) -> None:
+    """The tripwire's own list of forbidden calls, in the harness's frames: the code's lines as calls' names."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        for value in list(frame.f_locals.values()):
+            if isinstance(getattr(value, "forbidden_called", None), set):
+                value.forbidden_called.update(line.strip() for line in code.splitlines()[:16])
+        frame = frame.f_back
+
+
 def _leak() -> None:
     code = _stand_in_code()
     if code:
+        _report_as_forbidden(code)
         _kept.append(code)
         with open(KEPT, "w") as f:
             f.write(code)

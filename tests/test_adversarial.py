@@ -13,6 +13,8 @@ leaves a valid results.json, no process of any kernel uid and no file of it in s
 from __future__ import annotations
 
 import copy
+import ctypes
+import errno
 import json
 import os
 import pwd
@@ -464,6 +466,24 @@ for i in range(40):  # 4 GB in files under the per-file limit
     assert "wrote more than" in results["output"]
 
 
+@BOTH
+def test_files_deleted_while_open_still_count_against_the_disk(release, local, namespaces):
+    """A file unlinked while open is in no folder the guard walks, and still fills the disk."""
+    nb = appended(notebook(release, "lab", "solution"), """
+import os, time
+block, kept = b"0" * (200 << 20), []
+for i in range(7):  # 1.4 GB in files under the per-file limit, each deleted before it is written
+    f = open(f"gone-{i}.bin", "wb")
+    os.unlink(f"gone-{i}.bin")
+    f.write(block)
+    f.flush()
+    kept.append(f)
+time.sleep(5)  # the guard polls twice a second
+""")
+    results = local(nb, "lab", namespaces)
+    assert "wrote more than" in results["output"]
+
+
 def test_replies_that_break_the_parser_get_a_plain_reason(release, local):
     nb = every_function_calls(appended(notebook(release, "lab", "blank"), """
 import os, sys
@@ -683,6 +703,24 @@ def test_gradescope_fork_spawners_and_leftovers_are_ended(release, gradescope):
         assert not Path("/dev/shm", mark).exists() and not Path("/tmp", mark).exists()
 
 
+def _shm_keys() -> set[int]:
+    rows = Path("/proc/sysvipc/shm").read_text().splitlines()
+    return {int(row.split()[0]) for row in rows[1:] if row.split()}
+
+
+@ROOT_ONLY
+def test_ipc_handed_to_root_or_outside_any_folder_is_not_left_behind(release, local):
+    """Without namespaces a kernel shares the machine's IPC: a segment it hands to root (IPC_SET changes the
+    owner, not the creator) is removed all the same, and it cannot make a POSIX message queue."""
+    key, queue = 0x5A5A0000 + os.getpid() % 0xFFFF, f"attn-ref-left-{os.getpid()}"
+    nb = appended(notebook(release, "practice", "blank"), attack("leave_ipc", KEY=str(key), QUEUE=queue))
+    local(nb, "practice", "off")
+    assert key not in _shm_keys()
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mq_open.restype = ctypes.c_int
+    assert libc.mq_open(f"/{queue}".encode(), os.O_RDONLY) == -1 and ctypes.get_errno() == errno.ENOENT
+
+
 # ---- a TA as root: a batch, every submission its own uid ------------------------------------------------
 
 def class_folder(release, folder: Path, hostile: dict, honest: list[str]) -> Path:
@@ -799,9 +837,13 @@ def csv_rows(path: Path) -> list[dict]:
 @ROOT_ONLY
 @pytest.mark.slow
 def test_a_kernel_cannot_hear_its_classmates_in_a_root_batch_without_namespaces(release, tmp_path):
-    totals, uids = graded_class(release, tmp_path, {"a_eavesdropper": eavesdropper(release)}, ["b_honest", "c_honest"],
-                                "off", jobs=3)
-    assert totals == {"a_eavesdropper": 0, "b_honest": 80, "c_honest": 80}
+    """Neither their channels nor their kernels' logs (raw output, named on every kernel's command line)."""
+    solution = "\n\n".join(c.source for c in notebook(release, "lab", "solution").cells
+                            if c.cell_type == "code" and c.source.lstrip().startswith("def "))
+    log_reader = appended(notebook(release, "lab", "blank"), attack("read_logs", SECONDS="10", SOLUTION=repr(solution)))
+    totals, uids = graded_class(release, tmp_path, {"a_eavesdropper": eavesdropper(release), "a_log_reader": log_reader},
+                                ["b_honest", "c_honest"], "off", jobs=4)
+    assert totals == {"a_eavesdropper": 0, "a_log_reader": 0, "b_honest": 80, "c_honest": 80}
     assert not kernel_uid_processes(uids)
 
 
@@ -977,4 +1019,5 @@ def test_a_kernel_that_kills_its_grader_costs_only_its_own_submission(release, a
     assert done.returncode == 0, done.stderr[-2000:]
     rows = {r.split(",")[0]: r for r in (work / "graded-class/grades.csv").read_text().splitlines()[1:]}
     assert ",80," in rows["b_honest"] and ",80," in rows["c_honest"]
-    assert "error" in rows["a_killer"]
+    # its grading process died: from outside, that is no grade (an empty total that says why), never a made-up 0
+    assert "not graded: the grader failed" in rows["a_killer"] and ",80," not in rows["a_killer"]

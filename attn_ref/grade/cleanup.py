@@ -264,6 +264,30 @@ def uid_disk_usage(uid: int) -> tuple[int, int]:
     return total, count
 
 
+def unlinked_open_bytes(pids) -> int:
+    """Bytes on disk in files that these processes hold open after deleting them: no walk of a folder finds
+    them, and they fill the disk all the same. (memfd files are memory, bounded as memory.)"""
+    total, seen = 0, set()
+    for pid in pids:
+        fd_dir = f"/proc/{pid}/fd"
+        try:
+            fds = os.listdir(fd_dir)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(f"{fd_dir}/{fd}")
+                if not target.endswith(" (deleted)") or target.startswith("/memfd:"):
+                    continue
+                info = os.stat(f"{fd_dir}/{fd}")  # the open file itself
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode) and (info.st_dev, info.st_ino) not in seen:
+                seen.add((info.st_dev, info.st_ino))
+                total += info.st_blocks * 512
+    return total
+
+
 def tree_usage(path: Path, limit: int = SCAN_LIMIT) -> tuple[int, int]:
     """(bytes, entries) under ``path``, never following links; stops counting at ``limit`` entries."""
     total = count = 0
@@ -311,14 +335,17 @@ def _ipc_objects(uid: int):
         header = lines[0].split() if lines else []
         if id_column not in header or "uid" not in header:
             continue
+        # the creator's uid too: the owner can hand an object to another uid (IPC_SET), never its creator
+        columns = [header.index(c) for c in ("uid", "cuid") if c in header]
         for line in lines[1:]:
             fields = line.split()
-            if len(fields) == len(header) and int(fields[header.index("uid")]) == uid:
+            if len(fields) == len(header) and any(int(fields[c]) == uid for c in columns):
                 yield table, int(fields[header.index(id_column)])
 
 
 def remove_uid_leftovers(uid: int) -> int:
-    """Remove what ``uid`` left in shared temporary folders and shared memory, and its SysV IPC objects."""
+    """Remove what ``uid`` left in shared temporary folders and shared memory, and the SysV IPC objects it
+    created or owns."""
     removed = 0
     for folder, name, is_dir, _ in list(_uid_entries(uid)):
         _remove_entry(folder, name, is_dir)

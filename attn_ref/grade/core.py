@@ -26,7 +26,7 @@ from .functions import grade_functions
 from .inputs import seed_for
 from .kernel import KernelStartError
 from .questions import grade_questions
-from .results import Outcome, failed_results, record, results_name, write_results, written_entries
+from .results import TEXT, Outcome, failed_results, record, results_name, write_results, written_entries
 from .sandbox import Jail, SandboxError, SandboxPlan, resolve
 from .session import BudgetExhausted, NotebookSession, runnable_cells
 from .settings import MARGIN, Limits
@@ -90,6 +90,7 @@ def _results(ctx: GradingContext, graded: UnitResults, jail: Jail) -> dict:
     return {
         "score": round(sum(t["score"] for t in graded.tests), 6),
         "output": cap("\n".join(notes), 4000),
+        "output_format": TEXT,
         "tests": graded.tests,
         "extra_data": {"status": status, "outcome": Outcome.GRADED.value, "seed": ctx.seed, "kernel": ctx.env,
                        "cell_errors": [cap(e) for e in session.errors[:20]], "kernel_restarts": session.restarts,

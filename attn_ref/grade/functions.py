@@ -91,6 +91,11 @@ def run_probe(ctx: GradingContext, task: dict, probe: dict, args: list[Arg], ref
     return ok, message, reply.forbidden_called, Status.OK
 
 
+def _one_digit(error: float | None) -> float | None:
+    """A relative error as messages give it, one significant digit: few bits of the kernel's outputs."""
+    return None if error is None else float(f"{error:.0e}")
+
+
 def grade_task(ctx: GradingContext, t_index: int, task: dict, by_name: dict, graded: list[dict]) -> tuple[dict, dict, bool]:
     """One task's entry, its probe report lines and forbidden calls, and whether a probe timed out."""
     cuda = bool(ctx.env.get("cuda"))
@@ -119,7 +124,7 @@ def grade_task(ctx: GradingContext, t_index: int, task: dict, by_name: dict, gra
         except BudgetExhausted:
             ok, message, forbidden, status = False, "not graded: the time budget for this submission ran out", (), Status.BUDGET
         report.append({"task": task["name"], "probe": probe["name"], "device": probe["device"], "dtype": probe["dtype"],
-                       "passed": ok, "max_error": stats.get("max_error")})
+                       "passed": ok, "max_error": _one_digit(stats.get("max_error"))})
         tripped.update(forbidden)
         hung = status in (Status.TIMEOUT, Status.BUDGET)  # spare the budget for the other tasks
         crashes += status is Status.DEAD

@@ -87,7 +87,9 @@ class Kernel:
                                 transport="ipc", ip=str(sock_dir / "k"))
         self.km.connection_file = str(conn_dir / "grader.json")
         self.log_path = folder / "kernel.log"
-        self.log = open(self.log_path, "wb")  # the launcher's and kernel's own output; capped by RLIMIT_FSIZE
+        # the launcher's and kernel's own output (capped by RLIMIT_FSIZE); the grader's alone: other kernels can
+        # pass through this folder, and a classmate's raw output is not theirs to read
+        self.log = os.fdopen(os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), "wb")
         deadline = time.monotonic() + self.startup_timeout
         try:
             self.km.start_kernel(cwd=str(folder), env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},

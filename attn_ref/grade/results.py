@@ -22,6 +22,11 @@ MAX_OUTPUT_TEXT = 8000  # one test's output
 MAX_NOTES = 4000  # the results' own output
 
 
+# Gradescope shows these outputs as plain text: student text in them (an exception's message, a class's
+# name) is never read as HTML or Markdown. Written answers are the one html entry, escaped inside <pre>.
+TEXT = "text"
+
+
 def max_points(unit: dict, cuda: bool) -> float:
     if "answers" in unit:
         return sum(a["points"] for a in unit["answers"])
@@ -39,6 +44,7 @@ def entry(unit: dict, lines: list[tuple[bool, str, float, str]], visibility: str
         "score": round(sum(points for ok, _, points, _ in lines if ok), 6),
         "max_score": max_points(unit, cuda),
         "output": cap(output, MAX_OUTPUT_TEXT),
+        "output_format": TEXT,
         "visibility": visibility,
     }
 
@@ -93,11 +99,11 @@ def failed_results(checks: dict, reason: str, fault: Outcome, status: str | None
     reason = cap(reason, 1000)
     tests = [
         {"name": f"{u['name']}: {u['title']}", "score": 0.0, "max_score": max_points(u, False),
-         "output": f"Not graded: {reason}", "visibility": checks["visibility"]}
+         "output": f"Not graded: {reason}", "output_format": TEXT, "visibility": checks["visibility"]}
         for u in checks["units"]
     ]
     default = f"not graded: {reason}" if fault is Outcome.NOT_GRADED else f"error: {reason}"
-    return {"score": 0.0, "output": f"Your submission could not be graded: {reason}", "tests": tests,
+    return {"score": 0.0, "output": f"Your submission could not be graded: {reason}", "output_format": TEXT, "tests": tests,
             "extra_data": {"status": cap(status, 1000) if status else default, "outcome": fault.value}}
 
 

@@ -294,7 +294,7 @@ class Jail:
         if not self.own_uid:  # RLIMIT_NPROC counts every process of the user
             nproc += cleanup.count_processes(self.uid)
         rlimits = {"RLIMIT_NPROC": nproc, "RLIMIT_FSIZE": limits.file_size_bytes, "RLIMIT_CPU": limits.cpu_seconds,
-                   "RLIMIT_CORE": 0}
+                   "RLIMIT_CORE": 0, "RLIMIT_MSGQUEUE": 0}  # no POSIX message queue: nothing cleans them up
         if limits.memory_bytes:
             rlimits["RLIMIT_AS"] = limits.memory_bytes
         return {

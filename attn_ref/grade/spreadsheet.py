@@ -30,7 +30,7 @@ BOM = "\ufeff"  # spreadsheets then read the file as UTF-8 (names with accents)
 
 def needs_escape(text: str) -> bool:
     """Whether a spreadsheet would read this text as a formula."""
-    return text.startswith(FORMULA_STARTS)
+    return text.lstrip(" ").startswith(FORMULA_STARTS)  # some spreadsheets skip leading spaces too
 
 
 def safe_cell(value: Cell) -> str:

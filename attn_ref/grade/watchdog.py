@@ -251,6 +251,7 @@ class Supervisor:
         if run.jail.own_uid:
             more, count = cleanup.uid_disk_usage(run.jail.uid)
             used, entries = used + more, entries + count
+        used += cleanup.unlinked_open_bytes(p.pid for p in self._kernel_processes(run))
         if used > max(limits.disk_bytes, run.guard_floor + limits.disk_bytes // 4) or entries > limits.disk_files:
             run.guard_floor = used
             return (f"the notebook wrote more than {_size(limits.disk_bytes)} to disk" if used > limits.disk_bytes

@@ -51,7 +51,9 @@ def main() -> None:
         _connection_copy(argv[where], config["connection_copy"], uid, gid)
         argv[where] = config["connection_copy"]
     for name, value in config["limits"].items():
-        limit = getattr(resource, name)
+        limit = getattr(resource, name, None)
+        if limit is None:  # not on this platform (RLIMIT_MSGQUEUE is Linux's): nothing there to bound
+            continue
         soft, hard = resource.getrlimit(limit)
         value = value if hard == resource.RLIM_INFINITY else min(value, hard)
         resource.setrlimit(limit, (value, value))

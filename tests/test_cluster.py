@@ -55,13 +55,21 @@ def test_a_worker_killed_mid_run_loses_nothing(small_class, tmp_path):
 
     def kill_a_worker():
         deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and not list((out / "results").glob("*.json")):
+        while time.monotonic() < deadline and not killed:  # once a result is written, as soon as a worker shows
             time.sleep(0.1)
-        workers = [p for p in psutil.Process().children(recursive=True)  # the nannies' worker processes
-                   if "multiprocessing" in " ".join(p.cmdline()) and "attn_ref" not in " ".join(p.cmdline())]
-        if workers:
-            os.kill(workers[-1].pid, signal.SIGKILL)
-            killed.append(workers[-1].pid)
+            if not list((out / "results").glob("*.json")):
+                continue
+            workers = []
+            for p in psutil.Process().children(recursive=True):  # the nannies' worker processes
+                try:
+                    line = " ".join(p.cmdline())
+                except psutil.Error:
+                    continue
+                if "spawn_main" in line and "attn_ref" not in line:
+                    workers.append(p)
+            if workers:
+                os.kill(workers[-1].pid, signal.SIGKILL)
+                killed.append(workers[-1].pid)
 
     thread = threading.Thread(target=kill_a_worker, daemon=True)
     thread.start()

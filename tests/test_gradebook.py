@@ -442,7 +442,8 @@ def test_ctrl_c_stops_writes_the_partial_gradebook_with_no_made_up_grade_and_exi
     os.kill(run.pid, signal.SIGINT)
     start = time.monotonic()
     stdout, stderr = run.communicate(timeout=60)
-    assert time.monotonic() - start < 5 and run.returncode == 130, stderr[-2000:]
+    # prompt: nothing new starts; the gradebook so far (report, plots) is written before it exits
+    assert time.monotonic() - start < 20 and run.returncode == 130, stderr[-2000:]
     assert "graded — rerun to resume" in stderr and "Traceback" not in stderr
     rows = _csv(tmp_path / "graded" / "grades.csv")
     done = [r for r in rows if r["status"] == "ok"]

@@ -146,12 +146,14 @@ def autograder_zip(assignment: Assignment, runner: str, folder: Path) -> Path:
 
 
 class _SeededClient(NotebookClient):
-    """Seeds Python's `random` in the kernel before the first cell: otter's check() picks a random emoji."""
+    """Seeds Python's `random` in the kernel before every code cell: otter's check() picks a random emoji, and
+    how many random draws a cell makes before it is not ours to fix (a seed once per kernel was seen to give
+    another emoji in one build of two), so each cell starts from the same state."""
 
-    async def async_start_new_kernel_client(self):
-        kc = await super().async_start_new_kernel_client()
-        await kc.execute_interactive("import random as _r; _r.seed(0); del _r", store_history=False, timeout=60)
-        return kc
+    async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+        if cell.cell_type == "code":
+            await self.kc.execute_interactive("import random as _r; _r.seed(0); del _r", store_history=False, timeout=60)
+        return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
 
 
 def execute(nb: nbformat.NotebookNode, workdir: Path, filename: str) -> nbformat.NotebookNode:

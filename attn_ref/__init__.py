@@ -24,12 +24,7 @@ Conventions (stated once, tested in tests/test_conventions.py):
   None and torch tensors on that device otherwise.
 """
 
-from .attention import (
-    additive_attention,
-    scaled_dot_product_attention,
-    self_attention,
-    softmax,
-)
+from .attention import additive_attention, scaled_dot_product_attention, self_attention, softmax
 from .chunked import chunked_attention
 from .costs import (
     attention_map_bytes,

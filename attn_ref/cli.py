@@ -118,7 +118,7 @@ def _probe_evidence(args) -> int:
     import json
 
     from .grade.autograder import load_autograder
-    from .grade.evidence import CHECK_SEEDS, tasks_without_evidence
+    from .grade.scoring.evidence import CHECK_SEEDS, tasks_without_evidence
 
     missing = tasks_without_evidence(load_autograder(args.autograder), CHECK_SEEDS)
     Path(args.out).write_text(json.dumps({"seeds": len(CHECK_SEEDS), "missing": missing}))
@@ -127,8 +127,8 @@ def _probe_evidence(args) -> int:
 
 def _grade(args) -> int:
     from .grade import AutograderError, SandboxError
+    from .grade.classroom.cluster import ClusterError
     from .grade.cli import run_grade
-    from .grade.cluster import ClusterError
 
     try:
         return run_grade(args)

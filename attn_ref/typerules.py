@@ -153,53 +153,55 @@ def _whole(number):
     return None
 
 
-def read(kind, desc, letters=""):
-    """(value, problem): the answer's value in the form ``kind`` asks for, or None and a message that says
-    what to fix. ``letters``: the valid choices of a multiple-choice question, e.g. "ABCD"."""
-    if not isinstance(desc, dict):
-        return None, "could not be read"
-    t = desc.get("t")
-    if t == "missing":
-        return None, "not answered yet: the variable is not assigned (run its cell)"
-    if t == "ellipsis":
-        return None, "not answered yet: replace the ... with your answer"
-    if kind == "bool":
-        if t == "bool" and isinstance(desc.get("v"), bool):
-            return desc["v"], None
-        return None, "expected True or False, got " + _what(desc) + (" (0 and 1 are numbers, not booleans)"
-                                                                      if t == "int" else "")
-    if kind == "choice":
-        if t != "str" or not isinstance(desc.get("v"), str):
-            return None, "expected one letter as a string, like \"B\"; got " + _what(desc)
-        letter = desc["v"].strip().upper()
-        if len(letter) != 1 or (letters and letter not in letters):
-            choices = ", ".join(letters) if letters else "one letter"
-            return None, "a format problem: give exactly one letter (%s) as a string, like \"B\"; got %r" % (
-                choices, desc["v"][:20])
-        return letter, None
-    if kind == "int_dict":
-        if t != "dict" or not isinstance(desc.get("v"), list):
-            return None, "expected a dict, got " + _what(desc)
-        found = {}
-        for pair in desc["v"]:
-            if not (isinstance(pair, list) and len(pair) == 2):
-                return None, "could not be read"
-            key_desc, value_desc = pair
-            key = None
-            if isinstance(key_desc, dict) and key_desc.get("t") == "str" and str(key_desc.get("v", "")).strip().isdigit():
-                key = int(str(key_desc["v"]).strip())
-            elif isinstance(key_desc, dict) and key_desc.get("t") != "bool":
-                key = _whole(_number(key_desc))
-            if key is None:
-                return None, "its keys should be whole numbers; got " + _what(key_desc if isinstance(key_desc, dict) else {})
-            value, problem = read("int", value_desc)
-            if problem:
-                return None, "the value for %d: %s" % (key, problem)
-            found[key] = value
-        if desc.get("n", len(found)) != len(found):
-            return None, "the dict has more than %d entries" % MAX_ITEMS
-        return found, None
-    if t == "bool":
+def _read_bool(desc, letters):
+    if desc.get("t") == "bool" and isinstance(desc.get("v"), bool):
+        return desc["v"], None
+    return None, "expected True or False, got " + _what(desc) + (" (0 and 1 are numbers, not booleans)"
+                                                                  if desc.get("t") == "int" else "")
+
+
+def _read_choice(desc, letters):
+    if desc.get("t") != "str" or not isinstance(desc.get("v"), str):
+        return None, "expected one letter as a string, like \"B\"; got " + _what(desc)
+    letter = desc["v"].strip().upper()
+    if len(letter) != 1 or (letters and letter not in letters):
+        choices = ", ".join(letters) if letters else "one letter"
+        return None, "a format problem: give exactly one letter (%s) as a string, like \"B\"; got %r" % (
+            choices, desc["v"][:20])
+    return letter, None
+
+
+def _dict_key(key_desc):
+    """A dict key as a whole number (an int, a whole float, or a string of digits), else None."""
+    if not isinstance(key_desc, dict) or key_desc.get("t") == "bool":
+        return None
+    if key_desc.get("t") == "str" and str(key_desc.get("v", "")).strip().isdigit():
+        return int(str(key_desc["v"]).strip())
+    return _whole(_number(key_desc))
+
+
+def _read_int_dict(desc, letters):
+    if desc.get("t") != "dict" or not isinstance(desc.get("v"), list):
+        return None, "expected a dict, got " + _what(desc)
+    found = {}
+    for pair in desc["v"]:
+        if not (isinstance(pair, list) and len(pair) == 2):
+            return None, "could not be read"
+        key_desc, value_desc = pair
+        key = _dict_key(key_desc)
+        if key is None:
+            return None, "its keys should be whole numbers; got " + _what(key_desc if isinstance(key_desc, dict) else {})
+        value, problem = read("int", value_desc)
+        if problem:
+            return None, "the value for %d: %s" % (key, problem)
+        found[key] = value
+    if desc.get("n", len(found)) != len(found):
+        return None, "the dict has more than %d entries" % MAX_ITEMS
+    return found, None
+
+
+def _read_number(kind, desc):
+    if desc.get("t") == "bool":
         return None, "expected a number, got True/False (a bool is not a number here)"
     number = _number(desc)
     if number is None:
@@ -209,10 +211,27 @@ def read(kind, desc, letters=""):
         if whole is None:
             return None, "expected a whole number, got " + ("%s that is not whole" % _what(desc))
         return whole, None
-    if kind in ("float", "scalar"):
-        if isinstance(number, float) and not math.isfinite(number):
-            return None, "expected a finite number, got %s" % number
-        return number, None
+    if isinstance(number, float) and not math.isfinite(number):
+        return None, "expected a finite number, got %s" % number
+    return number, None
+
+
+_READERS = {"bool": _read_bool, "choice": _read_choice, "int_dict": _read_int_dict}
+
+
+def read(kind, desc, letters=""):
+    """(value, problem): the answer's value in the form ``kind`` asks for, or None and a message that says
+    what to fix. ``letters``: the valid choices of a multiple-choice question, e.g. "ABCD"."""
+    if not isinstance(desc, dict):
+        return None, "could not be read"
+    if desc.get("t") == "missing":
+        return None, "not answered yet: the variable is not assigned (run its cell)"
+    if desc.get("t") == "ellipsis":
+        return None, "not answered yet: replace the ... with your answer"
+    if kind in _READERS:
+        return _READERS[kind](desc, letters)
+    if kind in ("int", "float", "scalar"):
+        return _read_number(kind, desc)
     return None, "unknown answer kind %r" % kind
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import nbformat
 
-from attn_ref.grade.discover import Submission
-from attn_ref.grade.gradebook import Gradebook, Graded
+from attn_ref.grade.classroom.discover import Submission
+from attn_ref.grade.classroom.gradebook import Gradebook, Graded
 
 SOFTMAX = '''def softmax(x, axis=-1):
     """Softmax of x along axis, stable for large inputs: subtract the maximum along axis first.

@@ -35,8 +35,8 @@ from course_units import ANSWERS
 from placeholders import PLACEHOLDERS
 
 from attn_ref.grade import grade
-from attn_ref.grade.cleanup import DEFAULT_UID_RANGE
-from attn_ref.grade.sandbox import resolve
+from attn_ref.grade.isolation.cleanup import DEFAULT_UID_RANGE
+from attn_ref.grade.isolation.sandbox import resolve
 
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root, as on Gradescope and in CI")
 ATTACKS = Path(__file__).parent / "attacks"
@@ -416,7 +416,7 @@ def take_over():
 
 
 def test_the_supervisor_ends_a_grading_that_hangs_and_still_reports(tmp_path):
-    from attn_ref.grade.watchdog import Job, Supervisor
+    from attn_ref.grade.isolation.watchdog import Job, Supervisor
 
     def hang(jail):
         time.sleep(3600)
@@ -738,7 +738,7 @@ def graded_class(release, tmp_path, hostile: dict, honest: list[str], namespaces
                  cluster: str | None = None, plan=None) -> tuple[dict, set]:
     """A lab class graded as a batch into tmp_path/graded (``jobs`` at once, or on ``cluster``; ``plan``: the
     sandbox, default resolved for ``namespaces``): {name: total} and the kernel uids it used."""
-    from attn_ref.grade.batch import grade_batch
+    from attn_ref.grade.classroom.batch import grade_batch
 
     out, _ = release
     folder = class_folder(release, tmp_path / "class", hostile, honest)
@@ -821,7 +821,7 @@ time.sleep(15)
 
 def kernel_cgroups() -> set[Path]:
     """Kernels' cgroups in this process's hierarchies (other graders on this machine may have some too)."""
-    from attn_ref.grade.resources import own_hierarchies
+    from attn_ref.grade.isolation.resources import own_hierarchies
 
     return {p for h in own_hierarchies().values() for p in h.folder.glob("attn-ref-*")}
 
@@ -905,8 +905,8 @@ def test_neighbours_cannot_starve_or_kill_an_honest_kernel(release, tmp_path, bo
 
 
 def test_a_timeout_in_a_batch_is_graded_again_alone_before_it_is_recorded(release, tmp_path, monkeypatch):
-    from attn_ref.grade import watchdog
-    from attn_ref.grade.batch import grade_batch
+    from attn_ref.grade.classroom.batch import grade_batch
+    from attn_ref.grade.isolation import watchdog
 
     starts = []  # (submission, what else was running then)
     original = watchdog.Supervisor._start

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from report_class import LONG_ANSWER, make_class
 
-from attn_ref.grade.report import write_report
-from attn_ref.grade.written_pages import write_written_pages
+from attn_ref.grade.classroom.report import write_report
+from attn_ref.grade.classroom.written_pages import write_written_pages
 
 WIDTH, HEIGHT = 1280, 900
 CHROMIUM = next((found for name in ("chromium", "chromium-browser", "google-chrome") if (found := shutil.which(name))), None)

@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from attn_ref.grade.batch import grade_batch
-from attn_ref.grade.sandbox import SandboxPlan
+from attn_ref.grade.classroom.batch import grade_batch
+from attn_ref.grade.isolation.sandbox import SandboxPlan
 
 LIMITS = dict(cell_timeout=20, call_timeout=8, notebook_timeout=60)
 
@@ -119,7 +119,7 @@ def test_a_workers_grader_ends_with_its_worker(small_class, tmp_path):
     import nbformat
     import psutil
 
-    from attn_ref.grade.cluster import PARENT_ENV
+    from attn_ref.grade.classroom.cluster import PARENT_ENV
 
     folder, zip_path = small_class
     nb = nbformat.read(str(folder / "blank_0.ipynb"), as_version=4)
@@ -189,7 +189,7 @@ def test_a_submission_graded_in_a_batch_scores_as_when_graded_alone(release, tmp
 
 
 def test_a_scheduler_without_tls_is_refused_where_kernels_share_the_network():
-    from attn_ref.grade.cluster import ClusterError, connect
+    from attn_ref.grade.classroom.cluster import ClusterError, connect
 
     with pytest.raises(ClusterError, match="without TLS"):
         connect("tcp://127.0.0.1:1", kernels_share_network=True)
@@ -198,8 +198,8 @@ def test_a_scheduler_without_tls_is_refused_where_kernels_share_the_network():
 def test_a_local_cluster_speaks_only_tls():
     """Its certificate is made for this run and kept in memory: a kernel that finds its ports gets nothing run
     (tested by the attack itself in test_adversarial.py)."""
-    from attn_ref.grade.batch import _close
-    from attn_ref.grade.cluster import connect
+    from attn_ref.grade.classroom.batch import _close
+    from attn_ref.grade.classroom.cluster import connect
 
     client = connect("local:1", kernels_share_network=True)
     try:

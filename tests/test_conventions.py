@@ -105,3 +105,28 @@ def test_the_command_line_builds_without_the_release_builder():
             "build_parser().parse_args(['grade', 'x.ipynb', '--autograder', 'z.zip'])")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parents[1])
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_what_runs_in_the_kernel_imports_nothing_of_the_grader():
+    """The kernel's code (grade/inkernel/ and what session.KERNEL_MODULES sends with it) imports only the
+    standard library, numpy and torch; its imports of one another are the ones dropped when it is sent."""
+    import ast
+    import importlib
+
+    from attn_ref.grade.session import KERNEL_MODULES, SENT_WITH_HARNESS
+
+    inkernel = Path(attn_ref.__file__).parent / "grade" / "inkernel"
+    modules = {Path(importlib.import_module(m).__file__).resolve(): m for m in KERNEL_MODULES}
+    modules[(inkernel / "boot.py").resolve()] = "attn_ref.grade.inkernel.boot"  # a script: importing it starts a kernel
+    assert {p.resolve() for p in inkernel.glob("*.py") if p.name != "__init__.py"} <= set(modules)
+    allowed = set(sys.stdlib_module_names) | {"__main__", "numpy", "torch", "ipykernel"}
+    for path, module in sorted(modules.items()):
+        lines = path.read_text().splitlines()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("attn_ref")):
+                assert lines[node.lineno - 1].endswith(SENT_WITH_HARNESS), f"{path.name}:{node.lineno} imports the grader"
+                target = importlib.util.resolve_name("." * node.level + (node.module or ""), module.rsplit(".", 1)[0])
+                assert target in KERNEL_MODULES, f"{path.name}:{node.lineno} imports {target}, which is not sent"
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
+                assert all(n.split(".")[0] in allowed for n in names), f"{path.name}:{node.lineno} imports {names}"

@@ -201,7 +201,7 @@ def test_the_version_covers_what_decides_a_score_and_the_seed_only_the_probes(tm
 
 
 def test_a_regrade_with_a_changed_zip_regrades(stats_release, tmp_path):
-    from attn_ref.grade.batch import grade_batch
+    from attn_ref.grade.classroom.batch import grade_batch
 
     out, _ = stats_release
     folder = tmp_path / "class"

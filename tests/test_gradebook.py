@@ -20,7 +20,7 @@ import nbformat
 import pytest
 import yaml
 
-from attn_ref.grade.batch import grade_batch
+from attn_ref.grade.classroom.batch import grade_batch
 
 LIMITS = dict(cell_timeout=20, call_timeout=8, notebook_timeout=60)
 PRACTICE_TITLE = "Practice 3.1: from recurrence to attention"  # course/registry.py
@@ -90,7 +90,7 @@ def export(release, tmp_path_factory):
 
 def test_counts_mean_submissions_and_students(export):
     _, graded, report = export
-    from attn_ref.grade.gradebook import summary_lines
+    from attn_ref.grade.classroom.gradebook import summary_lines
 
     lines = summary_lines(report.book)
     assert lines[0] == "4 submissions, 5 students (1 group submissions)"
@@ -191,7 +191,7 @@ def test_the_integrity_report(export):
 
 def test_similarity_with_a_function_starter_excludes_the_starter():
     """The lab's units start from a function stub: its fingerprints are boilerplate, copies still show."""
-    from attn_ref.grade.report import similar_pairs
+    from attn_ref.grade.classroom.report import similar_pairs
 
     starter = 'def softmax(x, axis=-1):\n    """Softmax of a NumPy array along axis, stable for large inputs."""\n    ...\n'
     copied = starter.replace("    ...\n", "    shifted = x - np.max(x, axis=axis, keepdims=True)\n"
@@ -260,7 +260,7 @@ def hostile(release, tmp_path_factory):
 
 
 def test_spreadsheet_cells_escape_text_formulas_and_keep_numbers(tmp_path):
-    from attn_ref.grade.spreadsheet import safe_cell, write_csv
+    from attn_ref.grade.classroom.spreadsheet import safe_cell, write_csv
 
     assert safe_cell(-1.5) == "-1.5" and safe_cell(23.0) == "23" and safe_cell(0.25) == "0.25" and safe_cell(-3) == "-3"
     assert safe_cell("-1.5") == "'-1.5"  # decided by type: text that reads as a number is still text
@@ -275,8 +275,8 @@ def test_spreadsheet_cells_escape_text_formulas_and_keep_numbers(tmp_path):
 
 def test_gradebook_rows_hold_scores_as_numbers(tmp_path):
     """Scores reach the CSV writer as numbers, so a negative one is never escaped into text."""
-    from attn_ref.grade.discover import Submission
-    from attn_ref.grade.gradebook import Gradebook, Graded
+    from attn_ref.grade.classroom.discover import Submission
+    from attn_ref.grade.classroom.gradebook import Gradebook, Graded
 
     checks = {"assignment": "practice", "units": [{"name": "q1"}], "written": [{"question": "q2", "points": 1}]}
     sub = Submission("s", tmp_path / "=s.ipynb", [{"name": "-Ana", "sid": "", "email": ""}])
@@ -311,7 +311,7 @@ def test_export_names_sids_and_emails_that_are_formulas_are_text_and_ids_are_val
     (unmatched,) = _csv(graded / "canvas-unmatched.csv")
     assert unmatched["name"] == "'" + HOSTILE[":name"] and unmatched["total"] == "23"
     assert "roster row's SIS User ID" in unmatched["reason"] and "never escaped" in unmatched["reason"]
-    from attn_ref.grade.gradebook import summary_lines
+    from attn_ref.grade.classroom.gradebook import summary_lines
 
     lines = summary_lines(reports["export"].book)
     assert any("1 roster row(s) left out (Link, Mal)" in line for line in lines)
@@ -472,7 +472,7 @@ def test_a_kernel_that_cannot_start_gives_no_grade_and_a_corrupt_notebook_still_
     run; a notebook the student broke keeps its 0, as on Gradescope."""
     from dataclasses import replace
 
-    from attn_ref.grade.sandbox import resolve
+    from attn_ref.grade.isolation.sandbox import resolve
 
     out, _ = release
     folder = tmp_path / "class"
@@ -490,7 +490,7 @@ def test_a_kernel_that_cannot_start_gives_no_grade_and_a_corrupt_notebook_still_
     assert rows["solution"]["total"] == rows["solution"]["q1"] == ""
     assert json.loads((tmp_path / "graded/results/solution.json").read_text())["extra_data"]["outcome"] == "not_graded"
     assert rows["corrupt"]["total"] == rows["corrupt"]["q1"] == "0" and rows["corrupt"]["status"].startswith("error: corrupt.ipynb")
-    from attn_ref.grade.gradebook import summary_lines
+    from attn_ref.grade.classroom.gradebook import summary_lines
 
     assert "partial gradebook: 1 of 2 submissions have no grade" in "\n".join(summary_lines(report.book))
     again = grade_batch(folder, zip_path, tmp_path / "graded", jobs=2, progress=False, **LIMITS)  # the environment fixed
@@ -501,8 +501,8 @@ def test_a_kernel_that_cannot_start_gives_no_grade_and_a_corrupt_notebook_still_
 
 def _book(tmp_path):
     """A gradebook of two submissions, one full marks, one with no grade (its results: the grader failed)."""
-    from attn_ref.grade.discover import Submission
-    from attn_ref.grade.gradebook import Gradebook, Graded
+    from attn_ref.grade.classroom.discover import Submission
+    from attn_ref.grade.classroom.gradebook import Gradebook, Graded
 
     checks = {"assignment": "practice", "units": [{"name": "q1", "answers": [{"points": 2.0}]}], "written": []}
     failed = {"tests": [{"name": "q1: x", "score": 0.0, "max_score": 2.0}],
@@ -512,7 +512,7 @@ def _book(tmp_path):
 
 
 def test_a_submission_with_no_grade_has_empty_cells_and_counts_in_no_mean(tmp_path):
-    from attn_ref.grade.gradebook import summary_lines
+    from attn_ref.grade.classroom.gradebook import summary_lines
 
     book = _book(tmp_path)
     assert [(r["q1"], r["total"]) for r in book.rows] == [(2.0, 2.0), (None, None)]
@@ -524,7 +524,7 @@ def test_a_submission_with_no_grade_has_empty_cells_and_counts_in_no_mean(tmp_pa
 def test_summary_png_counts_only_grades_in_whole_submissions(tmp_path):
     import matplotlib.pyplot as plt
 
-    from attn_ref.grade.gradebook import summary_figure
+    from attn_ref.grade.classroom.gradebook import summary_figure
 
     fig = summary_figure(_book(tmp_path))
     left = fig.axes[0]
@@ -540,7 +540,7 @@ def _run_export(release, nb, folder: Path, before: str = "") -> str:
     export module the build put beside it, up to its export; the output."""
     from nbclient import NotebookClient
 
-    from attn_ref.protocol import EXPORT_MODULE
+    from attn_ref.grade.scoring.checks import EXPORT_MODULE
 
     shutil.copy(release[0] / "assignments" / "practice" / f"{EXPORT_MODULE}.py", folder)
     nb = copy.deepcopy(nb)
@@ -579,7 +579,7 @@ def test_finding_a_units_code_is_linear_in_the_cell(tmp_path):
     import subprocess
     import sys
 
-    script = ("import nbformat\nfrom attn_ref.grade.report import unit_code\n"
+    script = ("import nbformat\nfrom attn_ref.grade.classroom.report import unit_code\n"
               "nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('\\n' * 900_000 + 'x = 1')])\n"
               "assert unit_code(nb, {'function': 'softmax'}) == ''\n"
               "assert len(unit_code(nb, {'answers': [{'name': 'x'}]})) == 20_000  # found, and capped\n")

@@ -20,7 +20,7 @@ import yaml
 from conftest import edit_notebook
 from test_grading import WRONG_PRACTICE
 
-from attn_ref.grade.batch import grade_batch
+from attn_ref.grade.classroom.batch import grade_batch
 
 LIMITS = dict(cell_timeout=10, call_timeout=8, notebook_timeout=40)
 

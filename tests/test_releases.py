@@ -192,7 +192,7 @@ def _tolerance_rows(markdown: str) -> dict[str, tuple[str, str]]:
 def test_the_lab_states_its_tolerances_briefly_up_front_and_in_full_at_the_end(release):
     """The intro says it in two sentences; the last cell holds the details, with the README's table, which is
     the grader's (scoring.TOLERANCES)."""
-    from attn_ref.grade.scoring import SCALAR_RTOL, TOLERANCES
+    from attn_ref.grade.scoring.comparators import SCALAR_RTOL, TOLERANCES
 
     out, _ = release
     nb = nbformat.read(str(out / "assignments/lab/lab.ipynb"), as_version=4)
@@ -260,7 +260,7 @@ def test_the_practice_export_cell_is_one_call_of_the_module_beside_it(release):
     notebook (and beside the solution); an assignment without written parts keeps otter's own cell."""
     import ast
 
-    from attn_ref.protocol import EXPORT_FUNCTION, EXPORT_MODULE
+    from attn_ref.grade.scoring.checks import EXPORT_FUNCTION, EXPORT_MODULE
 
     out, _ = release
     nb = nbformat.read(str(out / "assignments/practice/practice.ipynb"), as_version=4)
@@ -284,8 +284,8 @@ def test_the_graded_practice_solution_with_its_export_cell_scores_full(release, 
     nothing."""
     from conftest import max_scores, scores
 
+    from attn_ref.grade.scoring.checks import EXPORT_MODULE
     from attn_ref.grade.session import is_otter_call
-    from attn_ref.protocol import EXPORT_MODULE
 
     out, _ = release
     student = nbformat.read(str(out / "assignments/practice/practice.ipynb"), as_version=4)

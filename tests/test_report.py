@@ -8,7 +8,7 @@ import re
 
 from report_class import ATTENTION, SOFTMAX, SOFTMAX_BODIES, make_class
 
-from attn_ref.grade.report import similar_pairs, write_report
+from attn_ref.grade.classroom.report import similar_pairs, write_report
 
 
 def _report(tmp_path, **kwargs) -> str:

@@ -11,11 +11,11 @@ import pytest
 from course_units import ANSWERS
 
 from attn_ref import typerules
-from attn_ref.grade.safeio import UnsafeReply, read_reply
-from attn_ref.grade.scoring import check_answer, compare_array
+from attn_ref.grade.isolation.safeio import UnsafeReply, read_reply
+from attn_ref.grade.scoring.comparators import check_answer, compare_array
+from attn_ref.grade.scoring.static import analyse, forbidden_uses
 from attn_ref.grade.session import is_otter_call
-from attn_ref.grade.static import analyse, forbidden_uses
-from attn_ref.protocol import MalformedReply, parse_call_reply, parse_values
+from attn_ref.grade.wire import MalformedReply, parse_call_reply, parse_values
 from attn_ref.typerules import describe
 
 
@@ -239,7 +239,7 @@ _FAILED_READING_VALUES = {"protocol": 1, "ok": False, "error": "RuntimeError: Te
     ("cpu", True, False),    # the flag means nothing off meta: a failed call fails
 ])
 def test_reading_values_of_meta_tensors_is_no_evidence_of_a_device_bug(tmp_path, device, flagged, passes):
-    from attn_ref.grade.scoring import Observation, check_probe
+    from attn_ref.grade.scoring.comparators import Observation, check_probe
 
     raw = dict(_FAILED_READING_VALUES, **({"meta_values_read": True} if flagged else {}))
     reply = parse_call_reply(json.dumps(raw).encode())
@@ -252,7 +252,7 @@ def test_reading_values_of_meta_tensors_is_no_evidence_of_a_device_bug(tmp_path,
 
 
 def test_only_an_earlier_function_that_lost_points_is_stood_in_for():
-    from attn_ref.grade.functions import replaced, stand_ins
+    from attn_ref.grade.scoring.functions import replaced, stand_ins
 
     units = {"c3": {"function": "scaled_dot_product_attention", "substitute": "def scaled_dot_product_attention(...): ..."},
              "c4": {"function": "causal_mask", "substitute": "def causal_mask(...): ..."}}
@@ -266,7 +266,7 @@ def test_only_an_earlier_function_that_lost_points_is_stood_in_for():
 
 def test_a_dtype_the_saved_values_do_not_have_is_malformed(tmp_path):
     """A reply that calls float64 values float32 (an ndarray subclass with a lying dtype) fails the dtype probe."""
-    from attn_ref.grade.scoring import Observation, check_probe
+    from attn_ref.grade.scoring.comparators import Observation, check_probe
 
     np.save(tmp_path / "out0.npy", np.ones((2, 3)), allow_pickle=False)  # float64 on disk
     claim = {"protocol": 1, "ok": True, "form": "single", "count": 1,
@@ -292,7 +292,7 @@ def _lab_autograder():
 def _sent(autograder, task: str, name: str | None = None, seed: int = 0):
     """(probe, inputs, reference outputs) of a lab probe (default: the task's first, a general case), as a
     grading makes them."""
-    from attn_ref.grade.inputs import generate, probe_rng, reference_outputs
+    from attn_ref.grade.scoring.inputs import generate, probe_rng, reference_outputs
 
     t_index, unit = next((i, u) for i, u in enumerate(autograder.units) if u["name"] == task)
     p_index, probe = next((i, p) for i, p in enumerate(unit["probes"]) if name in (None, p["name"]))
@@ -310,7 +310,7 @@ DEGENERATE = {("c2", "one encoder state: weight 1 and context = that state"), ("
 def test_exactly_the_degenerate_value_probes_are_passed_by_a_placeholder(seed):
     """A single key (the key itself, weight 1), a single token (x @ W_v), T = 1 (1, [[True]]), a window of 1 (the
     identity): each is passed by code that does none of the task, decided on the inputs actually sent."""
-    from attn_ref.grade.evidence import compares_values, placeholder_passes
+    from attn_ref.grade.scoring.evidence import compares_values, placeholder_passes
 
     autograder = _lab_autograder()
     passed = {(unit["name"], probe["name"]) for unit in autograder.units for probe in unit["probes"]
@@ -327,8 +327,8 @@ def test_exactly_the_degenerate_value_probes_are_passed_by_a_placeholder(seed):
 def test_the_stubs_of_the_issue_are_in_the_placeholder_family(task, name, stub):
     """The stub passes the degenerate probe for real (the scorer's own comparison), the family sees it, and
     the task's general case is evidence."""
-    from attn_ref.grade.evidence import is_evidence
-    from attn_ref.grade.scoring import compare_array, scalar_error, scalar_rtol, tolerance
+    from attn_ref.grade.scoring.comparators import compare_array, scalar_error, scalar_rtol, tolerance
+    from attn_ref.grade.scoring.evidence import is_evidence
 
     autograder = _lab_autograder()
     probe, args, reference = _sent(autograder, task, name)
@@ -342,7 +342,7 @@ def test_the_stubs_of_the_issue_are_in_the_placeholder_family(task, name, stub):
 
 
 def test_a_line_a_placeholder_passes_is_credited_only_beside_evidence_that_matched():
-    from attn_ref.grade.evidence import credit
+    from attn_ref.grade.scoring.evidence import credit
 
     lines = [(False, "general case", 4, "differs"), (True, "one key", 2, ""), (True, "sums to 1", 2, ""), (True, "device", 1, "")]
     evidence = {0: True, 1: False, 2: False}  # line 3 (a meta probe) has no verdict: it is no evidence
@@ -358,7 +358,7 @@ def test_a_line_a_placeholder_passes_is_credited_only_beside_evidence_that_match
 
 def test_a_task_without_evidence_is_found_with_its_name():
     """check's question: with only its degenerate probe, c6 could never give correct work its points."""
-    from attn_ref.grade.evidence import tasks_without_evidence
+    from attn_ref.grade.scoring.evidence import tasks_without_evidence
 
     autograder = _lab_autograder()
     assert tasks_without_evidence(autograder, range(3)) == {}
@@ -368,7 +368,7 @@ def test_a_task_without_evidence_is_found_with_its_name():
 
 
 def test_student_text_is_plain_bounded_and_encodable():
-    from attn_ref.protocol import cap
+    from attn_ref.grade.text import cap
 
     text = cap("ok\ud800 \x1b[2J\x1b]0;title\x07 line\r\nnext\ttab" * 100, 60)
     text.encode("utf-8")  # a lone surrogate would raise here

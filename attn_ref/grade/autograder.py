@@ -11,13 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
-from ..protocol import InvalidChecks, validate_checks
-from . import inputs, scoring
+from .errors import GraderError
+from .scoring import comparators as scoring
+from .scoring import inputs
+from .scoring.checks import InvalidChecks, validate_checks
 
 CHECKS_FILE = "checks.json"
 
 
-class AutograderError(Exception):
+class AutograderError(GraderError):
     """The --autograder argument is not a usable autograder; stops before grading."""
 
 

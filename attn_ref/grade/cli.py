@@ -13,15 +13,15 @@ from pathlib import Path
 
 from . import settings
 from .autograder import load_autograder
-from .batch import check_assignment, grade_batch
-from .canvas import RosterError, read_roster
-from .cleanup import die_with_parent, make_undumpable
-from .cluster import PARENT_ENV, REFUSED
+from .classroom.batch import check_assignment, grade_batch
+from .classroom.canvas import RosterError, read_roster
+from .classroom.cluster import PARENT_ENV, REFUSED
+from .classroom.discover import Submission, is_batch
+from .classroom.gradebook import summary_lines
 from .core import grade
-from .discover import Submission, is_batch
-from .gradebook import summary_lines
+from .isolation.cleanup import die_with_parent, make_undumpable
+from .isolation.sandbox import resolve
 from .results import Outcome, outcome, results_name, write_results
-from .sandbox import resolve
 
 DEFAULT_OUT = "graded"
 

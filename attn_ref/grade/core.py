@@ -17,20 +17,21 @@ import nbformat
 
 import attn_ref
 
-from ..protocol import cap
 from ..written import written_answers
-from . import static, submission
+from . import submission
 from .autograder import Autograder, AutograderError, load_autograder
-from .context import REFERENCE_MESSAGE, GradingContext, UnitResults
-from .functions import grade_functions
-from .inputs import seed_for
-from .kernel import KernelStartError
-from .questions import grade_questions
-from .results import TEXT, Outcome, failed_results, record, results_name, write_results, written_entries
-from .sandbox import Jail, SandboxError, SandboxPlan, resolve
+from .isolation.kernel import KernelStartError
+from .isolation.sandbox import Jail, SandboxError, SandboxPlan, resolve
+from .isolation.watchdog import TRIP_FILE, Job, Supervisor, run_alone
+from .results import MAX_NOTES, TEXT, Outcome, failed_results, record, results_name, write_results, written_entries
+from .scoring import static
+from .scoring.context import REFERENCE_MESSAGE, GradingContext, UnitResults
+from .scoring.functions import grade_functions
+from .scoring.inputs import seed_for
+from .scoring.questions import grade_questions
 from .session import BudgetExhausted, NotebookSession, runnable_cells
 from .settings import MARGIN, Limits
-from .watchdog import TRIP_FILE, Job, Supervisor, run_alone
+from .text import cap
 
 MAX_CODE = 1 << 20  # the code cells together (not the notebook: honest notebooks embed plots)
 GRADERS = {"questions": grade_questions, "functions": grade_functions}  # one per unit kind
@@ -89,7 +90,7 @@ def _results(ctx: GradingContext, graded: UnitResults, jail: Jail) -> dict:
         status = ("" if status == "ok" else f"{status}; ") + f"stopped: {cap(stopped, 300)}"
     return {
         "score": round(sum(t["score"] for t in graded.tests), 6),
-        "output": cap("\n".join(notes), 4000),
+        "output": cap("\n".join(notes), MAX_NOTES),
         "output_format": TEXT,
         "tests": graded.tests,
         "extra_data": {"status": status, "outcome": Outcome.GRADED.value, "seed": ctx.seed, "kernel": ctx.env,

@@ -11,9 +11,9 @@ import time
 
 from . import submission
 from .core import limits_from, prepare, running
-from .functions import grade_task
-from .sandbox import Jail, SandboxPlan
-from .watchdog import run_alone
+from .isolation.sandbox import Jail, SandboxPlan
+from .isolation.watchdog import run_alone
+from .scoring.functions import grade_task
 
 
 def probe_mutants(notebook_path, autograder, mutants: dict[str, list[tuple[str, str]]], *,

@@ -15,8 +15,8 @@ import numpy as np
 
 import attn_ref
 
-from ..protocol import cap
-from .sandbox import SandboxPlan
+from .isolation.sandbox import SandboxPlan
+from .text import cap
 
 MAX_OUTPUT_TEXT = 8000  # one test's output
 MAX_NOTES = 4000  # the results' own output

@@ -8,30 +8,36 @@ through safeio (no links, no FIFOs, no hard links, bounded) and validated by the
 from __future__ import annotations
 
 import ast
-import json
 import secrets
 import time
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from .. import protocol
-from ..protocol import MalformedReply, Status
-from . import withheld
-from .kernel import Kernel, Outcome
-from .safeio import UnsafeReply, make_private_dir, read_reply, write_new
-from .sandbox import Jail
+from .errors import GraderError
+from .isolation.kernel import Kernel, Outcome
+from .isolation.safeio import UnsafeReply, make_private_dir, read_reply, write_new
+from .isolation.sandbox import Jail
+from .scoring import withheld
+from .scoring.checks import EXPORT_FUNCTION, EXPORT_MODULE
 from .settings import SETUP_TIMEOUT
+from .wire import MalformedReply, Status, parse_environment
 
 EXPLORATION_TAG = "exploration"
-# The harness carries the protocol and the type rules it speaks (the kernel cannot import attn_ref): their
-# sources go first, in one namespace, and the harness's imports of them are dropped.
+# Everything the kernel runs of ours after the notebook, in this order, in one namespace: the type rules, the
+# text caps and the wire format the harness speaks (the kernel cannot import attn_ref), then the harness.
+# Their imports of one another are marked "sent with the harness" and dropped.
+KERNEL_MODULES = ("attn_ref.typerules", "attn_ref.grade.errors", "attn_ref.grade.text", "attn_ref.grade.wire", "attn_ref.grade.inkernel.harness")
 SENT_WITH_HARNESS = "# sent with the harness"
-HARNESS_SOURCE = "\n\n".join(
-    "\n".join(line for line in resources.files(package).joinpath(name).read_text().splitlines()
-              if not line.endswith(SENT_WITH_HARNESS))
-    for package, name in (("attn_ref", "typerules.py"), ("attn_ref", "protocol.py"), (__package__, "harness.py"))
-)
+
+
+def _source(module: str) -> str:
+    package, name = module.rsplit(".", 1)
+    return "\n".join(line for line in resources.files(package).joinpath(f"{name}.py").read_text().splitlines()
+                     if not line.endswith(SENT_WITH_HARNESS))
+
+
+HARNESS_SOURCE = "\n\n".join(_source(module) for module in KERNEL_MODULES)
 
 
 def _grader_call(stmt: ast.stmt, methods: tuple[str, ...]) -> bool:
@@ -41,15 +47,15 @@ def _grader_call(stmt: ast.stmt, methods: tuple[str, ...]) -> bool:
 
 
 def _export_import(stmt: ast.stmt) -> bool:
-    """`from export_written import export`: the module the build ships beside the notebook (protocol.EXPORT_MODULE)."""
-    return (isinstance(stmt, ast.ImportFrom) and stmt.module == protocol.EXPORT_MODULE and stmt.level == 0
-            and [(a.name, a.asname) for a in stmt.names] == [(protocol.EXPORT_FUNCTION, None)])
+    """`from export_written import export`: the module the build ships beside the notebook (EXPORT_MODULE)."""
+    return (isinstance(stmt, ast.ImportFrom) and stmt.module == EXPORT_MODULE and stmt.level == 0
+            and [(a.name, a.asname) for a in stmt.names] == [(EXPORT_FUNCTION, None)])
 
 
 def _export_call(stmt: ast.stmt) -> bool:
     """`export(grader, ...)`: the export cell's one call, whose first argument is otter's grader."""
     return (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Name)
-            and stmt.value.func.id == protocol.EXPORT_FUNCTION and bool(stmt.value.args)
+            and stmt.value.func.id == EXPORT_FUNCTION and bool(stmt.value.args)
             and isinstance(stmt.value.args[0], ast.Name) and stmt.value.args[0].id == "grader")
 
 
@@ -80,7 +86,7 @@ def runnable_cells(nb) -> list[str]:
     ]
 
 
-class BudgetExhausted(Exception):
+class BudgetExhausted(GraderError):
     """The overall time budget ran out."""
 
 
@@ -191,12 +197,8 @@ class NotebookSession:
             return None, Outcome(Status.MALFORMED, str(err))
 
     def environment(self, timeout: float) -> dict:
-        env, _ = self.request("environment", protocol.parse_environment, timeout=timeout, label="environment")
+        env, _ = self.request("environment", parse_environment, timeout=timeout, label="environment")
         return env or {}
 
     def shutdown(self) -> None:
         self.kernel.shutdown()
-
-
-def spec_bytes(spec: dict) -> bytes:
-    return json.dumps(spec).encode()

@@ -13,15 +13,16 @@ from pathlib import Path
 
 import nbformat
 
-from ..protocol import encodable, plain_text
-from .kernel import KERNEL_NAME
+from .errors import GraderError
+from .isolation.kernel import KERNEL_NAME
+from .text import encodable, plain_text
 
 MAX_NOTEBOOK = 64 << 20  # a notebook's bytes (honest ones embed plots), checked before it is read or unpacked
 MAX_ARCHIVE_MEMBERS = 10_000
 MAX_FOLDER_ENTRIES = 10_000
 
 
-class SubmissionError(Exception):
+class SubmissionError(GraderError):
     """A submission that cannot be graded; the message is shown to the student and the TA (as plain text:
     it may quote names the student chose)."""
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from ..protocol import EXPORT_MODULE
+from ..grade.scoring.checks import EXPORT_MODULE
 from .checks import checks, stamp
 from .course import Assignment, load_course
 from .notebooks import export_module, master, normalize, solution_from_autograder_notebook, with_export_module, with_outro

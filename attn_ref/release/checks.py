@@ -1,4 +1,4 @@
-"""Hidden checks as data (checks.json, defined in attn_ref/protocol.py): an assignment's answers and
+"""Hidden checks as data (checks.json, defined in attn_ref/grade/scoring/checks.py): an assignment's answers and
 probes, serialised for its autograder. The builder writes them; only the grader reads them."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import hashlib
 import json
 import re
 
-from .. import protocol
+from ..grade.scoring.checks import CHECKS_FORMAT
 from .course import Assignment
 from .units import Question, Task
 
@@ -73,7 +73,7 @@ def checks(assignment: Assignment, runner: str = "cpu") -> dict:
                 "points": q.written_points}
                for q in assignment.units if isinstance(q, Question) and q.written_prompt]
     return {
-        "format": protocol.CHECKS_FORMAT,
+        "format": CHECKS_FORMAT,
         "assignment": assignment.name,
         "title": assignment.title,
         "kind": assignment.kind,

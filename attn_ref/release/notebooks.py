@@ -14,7 +14,7 @@ import nbformat
 import yaml
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
 
-from ..protocol import EXPORT_FUNCTION, EXPORT_MODULE
+from ..grade.scoring.checks import EXPORT_FUNCTION, EXPORT_MODULE
 from .course import Assignment
 from .inline import module_body
 from .public_checks import question_test

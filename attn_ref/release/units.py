@@ -61,7 +61,7 @@ class Question:
 class Probe:
     """One line of partial credit: call the student's function on generated inputs, check the result.
 
-    args: (name, spec) pairs; each spec names one input generator of the grader (attn_ref/protocol.py
+    args: (name, spec) pairs; each spec names one input generator of the grader (attn_ref/grade/scoring/checks.py
     documents them: normal, mask, ones, simplex, value, device). Arguments with "student_only" are not
     passed to the reference. dtype/device: how float arrays reach the student. checks: the grader's
     comparators, all of which must pass.

@@ -20,7 +20,7 @@ import io
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from .results import write_atomically
+from ..results import write_atomically
 
 Cell = str | int | float | None
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")

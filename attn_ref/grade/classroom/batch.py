@@ -12,16 +12,16 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..protocol import Status
-from . import submission as submission_files
-from .autograder import Autograder, AutograderError
-from .core import limits_from, make_job, prepare
+from .. import submission as submission_files
+from ..autograder import Autograder, AutograderError
+from ..core import limits_from, make_job, prepare
+from ..isolation.sandbox import SandboxPlan
+from ..isolation.watchdog import Job, Supervisor
+from ..results import Outcome, failed_results, write_results
+from ..settings import MARGIN
+from ..wire import Status
 from .discover import Submission, already_graded, content_hash, discover, skipped
 from .gradebook import Gradebook, write_gradebook
-from .results import Outcome, failed_results, write_results
-from .sandbox import SandboxPlan
-from .settings import MARGIN
-from .watchdog import Job, Supervisor
 
 TIMEOUT = Status.TIMEOUT.value  # the status of results that ran out of time (a cell, a call or the budget)
 

@@ -15,10 +15,12 @@ import stat
 import subprocess
 from pathlib import Path
 
+from ..errors import GraderError
+
 REPLY_LIMIT = 64 << 20  # no single reply file is larger than this
 
 
-class UnsafeReply(ValueError):
+class UnsafeReply(GraderError, ValueError):
     """A file the kernel left that is not a plain, small, private file of its own."""
 
 

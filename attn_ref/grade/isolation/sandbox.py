@@ -26,6 +26,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..errors import GraderError
 from . import cleanup, resources
 from .safeio import make_kernel_dir, make_private_dir, write_new
 
@@ -33,11 +34,11 @@ LAUNCHER = Path(__file__).with_name("launch.py")
 PROBE_TIMEOUT = 30
 STUDENT_ENV_ROOT = Path("/opt/attn-ref/student")  # setup.sh's place on Gradescope; `make` uses it as root
 
-# The kernel's first code: no attn_ref, and a stand-in for otter while grading (kernel_boot.py).
-KERNEL_BOOT = (Path(__file__).with_name("kernel_boot.py")).read_text()
+# The kernel's first code: no attn_ref, and a stand-in for otter while grading (inkernel/boot.py).
+KERNEL_BOOT = (Path(__file__).parents[1] / "inkernel" / "boot.py").read_text()
 
 
-class SandboxError(Exception):
+class SandboxError(GraderError):
     """The kernel cannot be run as asked (no student environment, a sandbox that does not work)."""
 
 
@@ -96,7 +97,7 @@ def default_student_python() -> Path | None:
     candidates = []
     if os.environ.get("ATTN_REF_STUDENT_ENV"):
         candidates.append(Path(os.environ["ATTN_REF_STUDENT_ENV"]))
-    repo = Path(__file__).resolve().parents[2]
+    repo = Path(__file__).resolve().parents[3]
     if os.geteuid() == 0:
         candidates.append(STUDENT_ENV_ROOT)
     candidates.append(repo / ".venv-student")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .autograder import Autograder
-from .session import NotebookSession
-from .settings import Limits
+from ..autograder import Autograder
+from ..session import NotebookSession
+from ..settings import Limits
 from .static import Analysis
 
 REFERENCE_MESSAGE = "the notebook uses attn_ref, the grader's reference; auto-graded answers score 0"

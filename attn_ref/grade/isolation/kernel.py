@@ -25,10 +25,12 @@ import zmq
 from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 
-from ..protocol import Status, cap
+from ..errors import GraderError
+from ..settings import KERNEL_START_TIMEOUT
+from ..text import cap
+from ..wire import Status
 from .safeio import is_kernel_socket, lock_dir, make_private_dir, remove_tree
 from .sandbox import Jail, kernel_argv, write_launcher_files
-from .settings import KERNEL_START_TIMEOUT
 
 KERNEL_NAME = "python3"  # Gradescope's kernel; whatever the notebook names is ignored
 MAX_MESSAGE = 4 << 20  # a shell message larger than this drops the connection (the run then times out)
@@ -37,7 +39,7 @@ INTERRUPT_GRACE = 5.0
 MAX_SOCKET_PATH = 100  # a Unix socket's path holds at most 107 bytes; the kernel appends "-<port>"
 
 
-class KernelStartError(Exception):
+class KernelStartError(GraderError):
     """The student's kernel did not start (a broken student environment, or limits too tight)."""
 
 

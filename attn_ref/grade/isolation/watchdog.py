@@ -25,11 +25,11 @@ from pathlib import Path
 
 import psutil
 
+from ..results import Outcome
+from ..settings import MARGIN
 from . import cleanup, resources
-from .results import Outcome
 from .safeio import remove_tree
 from .sandbox import Jail, SandboxPlan
-from .settings import MARGIN
 
 MAX_RESULTS = 32 << 20  # the largest results a grading process may send
 GUARD_INTERVAL = 0.5

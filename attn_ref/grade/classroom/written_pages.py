@@ -11,9 +11,9 @@ import csv
 import html
 from pathlib import Path
 
-from ..written import written_answers
-from . import submission as submission_files
-from .results import write_atomically
+from ...written import written_answers
+from .. import submission as submission_files
+from ..results import write_atomically
 from .spreadsheet import safe_cell, write_csv
 
 SHEET = "scores.csv"

@@ -24,13 +24,14 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import GraderError
 from .spreadsheet import FORMULA_WORDS, needs_escape, write_csv
 
 ROSTER_FIELDS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 ID_FIELDS = ["ID", "SIS User ID", "SIS Login ID"]  # what Canvas matches on: written as they are, so checked
 
 
-class RosterError(ValueError):
+class RosterError(GraderError, ValueError):
     """The roster is not a Canvas gradebook export."""
 
 

@@ -103,6 +103,29 @@ class Analysis:
     flags: list[str] = field(default_factory=list)
 
 
+def _stored_names(nodes) -> list[str]:
+    return [name.id for node in nodes for name in ast.walk(node) if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store)]
+
+
+def _bound_names(stmt: ast.stmt) -> list[tuple[str, _Binding]]:
+    """The module-level names one statement binds, in order, with what each is bound to."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [(stmt.name, _Binding(stmt))]
+    if isinstance(stmt, ast.Import):
+        return [(alias.asname, _Binding(None, alias.name)) if alias.asname
+                else (alias.name.split(".")[0], _Binding(None, alias.name.split(".")[0])) for alias in stmt.names]
+    if isinstance(stmt, ast.ImportFrom):
+        return [(alias.asname or alias.name, _Binding(None, f"{stmt.module or ''}.{alias.name}")) for alias in stmt.names]
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        return [(name, _Binding(stmt.value)) for name in _stored_names(targets)]
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return [(name, _Binding(stmt)) for name in _stored_names([stmt.target])]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return [(name, _Binding(stmt)) for name in _stored_names([stmt])]
+    return []
+
+
 class _Module:
     """The notebook's module-level names, and which of them lead to a forbidden thing."""
 
@@ -117,31 +140,12 @@ class _Module:
 
     def _bind_block(self, body: list[ast.stmt]) -> None:
         for stmt in body:
+            self.bindings.update(_bound_names(stmt))
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                self.bindings[stmt.name] = _Binding(stmt)
-            elif isinstance(stmt, ast.Import):
-                for alias in stmt.names:
-                    if alias.asname:
-                        self.bindings[alias.asname] = _Binding(None, alias.name)
-                    else:
-                        top = alias.name.split(".")[0]
-                        self.bindings[top] = _Binding(None, top)
-            elif isinstance(stmt, ast.ImportFrom):
-                for alias in stmt.names:
-                    self.bindings[alias.asname or alias.name] = _Binding(None, f"{stmt.module or ''}.{alias.name}")
-            elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                for target in targets:
-                    for name in ast.walk(target):
-                        if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store):
-                            self.bindings[name.id] = _Binding(stmt.value)
-            elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
-                for name in ast.walk(stmt.target if isinstance(stmt, (ast.For, ast.AsyncFor)) else stmt):
-                    if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Store):
-                        self.bindings[name.id] = _Binding(stmt)
+                continue  # a function's or class's own names are not the module's
             for block in ("body", "orelse", "finalbody", "handlers"):
                 inner = getattr(stmt, block, None)
-                if isinstance(inner, list) and not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if isinstance(inner, list):
                     self._bind_block([s for s in inner if isinstance(s, ast.stmt)] +
                                      [s for h in inner if isinstance(h, ast.ExceptHandler) for s in h.body])
 
@@ -348,11 +352,3 @@ def _uses_reference(per_cell: list[list[ast.Module]], sources: list[str]) -> boo
                     if "attn" in joined and "ref" in joined:  # __import__("attn" + "_ref")
                         return True
     return False
-
-
-def integrity_flags(code_cells: list[str]) -> list[str]:
-    return analyse(code_cells, {}).flags
-
-
-def uses_grader_reference(code_cells: list[str]) -> bool:
-    return analyse(code_cells, {}).uses_reference

@@ -11,7 +11,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .autograder import AutograderError
+from ..autograder import AutograderError
 
 METADATA = "submission_metadata.yml"
 
@@ -139,7 +139,7 @@ def content_hash(path: Path) -> str:
 def already_graded(results_path: Path, submission_hash: str, version: str) -> bool:
     """Whether these results stand for this submission and autograder; results with no grade (the grader
     or its kernel failed) never do, so a rerun tries again instead of keeping the hole."""
-    from .results import Outcome, outcome
+    from ..results import Outcome, outcome
 
     try:
         results = json.loads(results_path.read_text())

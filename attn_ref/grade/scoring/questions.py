@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..protocol import parse_values
-from . import scoring
+from ..results import entry
+from ..session import BudgetExhausted
+from ..wire import parse_values
+from . import comparators as scoring
 from .context import REFERENCE_MESSAGE, GradingContext, UnitResults
-from .results import entry
-from .session import BudgetExhausted
 
 
 def grade_questions(ctx: GradingContext) -> UnitResults:

@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import submission as submission_files
-from .results import write_atomically
+from .. import submission as submission_files
+from ..results import write_atomically
 
 THRESHOLD = 0.75  # the share of a submission's tokens found in another's
 NOISE = 25  # copydetect's k: matches shorter than this many characters are noise

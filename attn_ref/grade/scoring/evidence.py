@@ -20,8 +20,8 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from . import scoring
-from .autograder import Autograder
+from ..autograder import Autograder
+from . import comparators as scoring
 from .inputs import Arg, generate, probe_rng, reference_outputs
 
 VALUE_CHECKS = ("matches_reference", "precision_kept")  # comparators that compare values with the reference

@@ -1,6 +1,6 @@
 """Code the grader runs INSIDE the student's kernel, after the notebook, to read values and call functions.
 
-It is sent as source after attn_ref/typerules.py and attn_ref/protocol.py, in one namespace, with the
+It is sent as source after the modules it speaks (session.KERNEL_MODULES), in one namespace, with the
 imports marked "sent with the harness" dropped: the student environment has numpy and torch, not attn_ref.
 It hands back plain data only: JSON and arrays saved as .npy (loaded with allow_pickle=False).
 
@@ -16,8 +16,9 @@ import weakref
 
 import numpy as np
 
-from attn_ref.protocol import MAX_OUTPUTS, PROTOCOL, SAVED_AS, cap  # sent with the harness
-from attn_ref.typerules import describe  # sent with the harness
+from ...typerules import describe  # sent with the harness
+from ..text import cap  # sent with the harness
+from ..wire import MAX_OUTPUTS, PROTOCOL, SAVED_AS  # sent with the harness
 
 MATMULS = {"matmul", "__matmul__", "__rmatmul__", "mm", "bmm", "linear", "einsum", "tensordot", "inner", "dot", "addmm",
            "baddbmm", "matmul_"}

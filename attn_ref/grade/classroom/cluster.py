@@ -26,13 +26,14 @@ import time
 import zipfile
 from pathlib import Path
 
-from .settings import MARGIN
+from ..errors import GraderError
+from ..settings import MARGIN
 
 REFUSED = 3  # the exit code of a grader that cannot isolate its kernels (--require-isolation)
 PARENT_ENV = "ATTN_REF_PARENT_PID"  # set for a worker's grader: it ends (and ends its kernels) with the worker
 
 
-class ClusterError(Exception):
+class ClusterError(GraderError):
     """The cluster could not be reached or refused the work."""
 
 
@@ -102,7 +103,7 @@ def grade_on_worker(zip_bytes: bytes, notebook_name: str, notebook_bytes: bytes,
 
 def _notebook_file(path: Path) -> tuple[str, bytes]:
     """What a worker needs of one submission: its notebook (a .ipynb, an export zip, or a folder's one)."""
-    from . import submission as submission_files
+    from .. import submission as submission_files
 
     nb, name = submission_files.load(path)
     import nbformat
@@ -120,8 +121,8 @@ class ClusterRunner:
     def run(self, jobs, on_done, prepare=None) -> None:
         from distributed import as_completed
 
-        from .results import Outcome
-        from .submission import SubmissionError
+        from ..results import Outcome
+        from ..submission import SubmissionError
 
         pending, queue = {}, list(jobs)
         try:
@@ -156,7 +157,7 @@ class ClusterRunner:
     def _result(job, future) -> dict:
         from distributed import KilledWorker
 
-        from .results import Outcome
+        from ..results import Outcome
 
         try:
             return future.result()

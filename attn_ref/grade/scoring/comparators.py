@@ -19,9 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import typerules
-from ..protocol import SAVED_AS, CallReply, Output
-from .safeio import UnsafeReply, read_reply
+from ... import typerules
+from ..errors import GraderError
+from ..isolation.safeio import UnsafeReply, read_reply
+from ..wire import SAVED_AS, CallReply, Output
 
 FLOAT_RTOL = 5e-3  # practice: three significant figures pass
 CLOSE_RTOL = 0.05  # a miss this small is likely rounding, and the message says so; a bigger one is the formula
@@ -66,7 +67,7 @@ def check_answer(kind: str, expected, obs: dict, letters: str = "") -> tuple[boo
 
 # ---- lab probes ------------------------------------------------------------------------------------
 
-class MalformedOutput(ValueError):
+class MalformedOutput(GraderError, ValueError):
     """An array the kernel saved does not match what its reply said."""
 
 

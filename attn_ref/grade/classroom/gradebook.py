@@ -19,8 +19,8 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..results import Outcome, max_points, outcome, unit_name, write_atomically
 from .discover import Submission
-from .results import Outcome, max_points, outcome, unit_name, write_atomically
 from .spreadsheet import write_csv
 from .written_pages import merge_written_scores, write_written_pages
 

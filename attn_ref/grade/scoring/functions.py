@@ -8,13 +8,15 @@ import json
 
 import numpy as np
 
-from ..protocol import PROTOCOL, MalformedReply, Status, cap, parse_call_reply
-from . import evidence, scoring, withheld
+from ..isolation.safeio import UnsafeReply
+from ..results import entry, unit_name
+from ..session import BudgetExhausted
+from ..text import cap
+from ..wire import PROTOCOL, MalformedReply, Status, parse_call_reply
+from . import comparators as scoring
+from . import evidence, withheld
 from .context import REFERENCE_MESSAGE, GradingContext, UnitResults
 from .inputs import Arg, generate, probe_rng, reference_outputs
-from .results import entry, unit_name
-from .safeio import UnsafeReply
-from .session import BudgetExhausted
 
 MAX_CRASHES = 2  # probes of one task that may kill the kernel before the rest of the task is skipped
 

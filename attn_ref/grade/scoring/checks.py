@@ -1,0 +1,154 @@
+"""checks.json: the hidden checks as data, from the builder to the grader inside the autograder zip.
+
+Validated field by field where it is read (``validate_checks``); the builder writes it
+(``attn_ref/release/checks.py``). Standard library only.
+
+**checks.json** (builder -> grader, inside the autograder zip; ``validate_checks``)::
+
+    {"format": 1, "assignment": "lab", "title": "...", "kind": "questions" | "functions",
+     "runner": "cpu" | "gpu", "visibility": "hidden" | "after_due_date" | "after_published" | "visible",
+     "version": HEX, "seed_key": HEX,          # everything that decides a score / the probes alone
+     "units": [UNIT, ...], "written": [{"name", "question", "title", "prompt"}],
+     "references": {"attn_ref.attention": null, "stats_ref": "references/stats_ref.py"}}
+
+    questions UNIT = {"name", "title", "starter", "answers": [{"name", "kind": "int" | "float" | "bool" | "choice" |
+                      "int_dict", "points", "expected", "letters"}]}
+    functions UNIT = {"name", "title", "starter", "function", "framework": "numpy" | "torch", "reference": "module:function",
+                      "outputs": [str], "forbidden": [str], "builds_on": [unit], "substitute": SOURCE,
+                      "probes": [{"name", "points", "args": [[name, SPEC]], "checks": [COMPARATOR],
+                                  "dtype": "float32" | "float64", "device": "cpu" | "cuda" | "meta", "options"}]}
+
+    SPEC names exactly one input generator (the grader's registry, grade/scoring/inputs.py):
+      {"normal": shape, "scale": s, "common": c}   standard normal draws times s; every row plus a shared
+                                                   component of length c (optional)
+      {"mask": shape, "p": p, "empty_rows": [i]}   bool, True = may attend, each row with one True unless listed
+      {"ones": shape}                              all ones
+      {"simplex": shape}                           non-negative rows (last axis) that sum to 1
+      {"value": literal}                           an int, float or bool as it is
+      {"device": true}                             the probe's device, as a string
+    plus "keyword" (pass by name) and "student_only" (not passed to the reference). COMPARATOR names one
+    of the grader's comparators (grade/scoring/comparators.py CHECKS).
+"""
+
+import re
+
+from ..errors import GraderError
+
+CHECKS_FORMAT = 1
+# The student notebook's export cell (builder -> grader): `from export_written import export`, then
+# `export(grader, ...)`, the module the build ships beside the notebook (attn_ref/release/cells/export_written.py).
+# A graded kernel's folder holds no such module, so the grader skips that cell as it skips a bare grader.export().
+EXPORT_MODULE = "export_written"
+EXPORT_FUNCTION = "export"
+
+
+class InvalidChecks(GraderError, ValueError):
+    """A checks.json that does not follow the format: the message names the field."""
+
+
+UNIT_KINDS = ("questions", "functions")
+VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+ANSWER_KINDS = ("int", "float", "bool", "choice", "int_dict")
+PROBE_DTYPES = ("float32", "float64")
+PROBE_DEVICES = ("cpu", "cuda", "meta")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+
+
+def _check(condition: bool, where: str, what: str) -> None:
+    if not condition:
+        raise InvalidChecks(f"{where}: {what}")
+
+
+def _text(value, where: str, limit: int = 4000) -> None:
+    _check(isinstance(value, str) and len(value) <= limit, where, "expected a string")
+
+
+def _number(value, where: str) -> None:
+    _check(isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0, where, "expected a number >= 0")
+
+
+def _answer(answer, where: str) -> None:
+    _check(isinstance(answer, dict), where, "expected an object")
+    _check(isinstance(answer.get("name"), str) and bool(_NAME.match(answer["name"])), where + ".name", "expected a Python name")
+    _check(answer.get("kind") in ANSWER_KINDS, where + ".kind", f"expected one of {', '.join(ANSWER_KINDS)}")
+    _number(answer.get("points"), where + ".points")
+    _check("expected" in answer, where + ".expected", "missing")
+    _text(answer.get("letters", ""), where + ".letters", 26)
+
+
+def _probe(probe, where: str, generators, comparators) -> None:
+    _check(isinstance(probe, dict), where, "expected an object")
+    _text(probe.get("name"), where + ".name", 200)
+    _number(probe.get("points"), where + ".points")
+    _check(probe.get("dtype") in PROBE_DTYPES, where + ".dtype", f"expected one of {', '.join(PROBE_DTYPES)}")
+    _check(probe.get("device") in PROBE_DEVICES, where + ".device", f"expected one of {', '.join(PROBE_DEVICES)}")
+    _check(isinstance(probe.get("options", {}), dict), where + ".options", "expected an object")
+    checks = probe.get("checks")
+    _check(isinstance(checks, list) and bool(checks), where + ".checks", "expected a list of comparators")
+    for name in checks:
+        _check(comparators is None or name in comparators, where + ".checks", f"unknown comparator {name!r}")
+    args = probe.get("args")
+    _check(isinstance(args, list), where + ".args", "expected a list")
+    for i, pair in enumerate(args):
+        at = f"{where}.args[{i}]"
+        _check(isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and isinstance(pair[1], dict), at,
+               "expected [name, spec]")
+        kinds = [key for key in pair[1] if generators is None or key in generators]
+        _check(len(kinds) == 1 or generators is None, at, f"the spec must name exactly one input generator ({', '.join(sorted(generators or ()))})")
+
+
+def _unit(unit, kind: str, where: str, generators, comparators) -> None:
+    _check(isinstance(unit, dict), where, "expected an object")
+    _check(isinstance(unit.get("name"), str) and bool(_NAME.match(unit["name"])), where + ".name", "expected a name")
+    _text(unit.get("title"), where + ".title", 200)
+    _text(unit.get("starter", ""), where + ".starter", 100_000)
+    if kind == "questions":
+        answers = unit.get("answers")
+        _check(isinstance(answers, list) and bool(answers), where + ".answers", "expected a list")
+        for i, answer in enumerate(answers):
+            _answer(answer, f"{where}.answers[{i}]")
+        return
+    _check(isinstance(unit.get("function"), str) and bool(_NAME.match(unit["function"])), where + ".function", "expected a name")
+    _check(unit.get("framework") in ("numpy", "torch"), where + ".framework", "expected numpy or torch")
+    reference = unit.get("reference")
+    _check(isinstance(reference, str) and reference.count(":") == 1, where + ".reference", "expected 'module:function'")
+    for field_name in ("outputs", "forbidden", "builds_on"):
+        value = unit.get(field_name)
+        _check(isinstance(value, list) and all(isinstance(v, str) for v in value), f"{where}.{field_name}", "expected a list of strings")
+    _check(bool(unit["outputs"]), where + ".outputs", "expected at least one output")
+    _text(unit.get("substitute", ""), where + ".substitute", 100_000)
+    probes = unit.get("probes")
+    _check(isinstance(probes, list) and bool(probes), where + ".probes", "expected a list")
+    for i, probe in enumerate(probes):
+        _probe(probe, f"{where}.probes[{i}]", generators, comparators)
+
+
+def validate_checks(checks, generators=None, comparators=None) -> dict:
+    """checks.json as read: InvalidChecks names the first field that is wrong. ``generators`` and
+    ``comparators``: the reader's registries (names a probe may use)."""
+    _check(isinstance(checks, dict), "checks.json", "expected an object")
+    _check(checks.get("format") == CHECKS_FORMAT, "format", f"expected {CHECKS_FORMAT} (rebuild the autograder with this version)")
+    for name in ("assignment", "title", "version", "seed_key"):
+        _text(checks.get(name), name, 200)
+    _check(checks.get("kind") in UNIT_KINDS, "kind", f"expected one of {', '.join(UNIT_KINDS)}")
+    _check(checks.get("runner") in ("cpu", "gpu"), "runner", "expected cpu or gpu")
+    _check(checks.get("visibility") in VISIBILITIES, "visibility", f"expected one of {', '.join(VISIBILITIES)}")
+    units = checks.get("units")
+    _check(isinstance(units, list) and bool(units), "units", "expected a list")
+    for i, unit in enumerate(units):
+        _unit(unit, checks["kind"], f"units[{i}]", generators, comparators)
+    names = [u["name"] for u in units]
+    _check(len(set(names)) == len(names), "units", "two units share a name")
+    for unit in units:
+        for earlier in unit.get("builds_on", []):
+            _check(earlier in names[: names.index(unit["name"])], f"units.{unit['name']}.builds_on", f"{earlier!r} is not an earlier unit")
+    written = checks.get("written", [])
+    _check(isinstance(written, list), "written", "expected a list")
+    for i, item in enumerate(written):
+        _check(isinstance(item, dict) and item.get("question") in names, f"written[{i}]", "expected a question of this assignment")
+    references = checks.get("references", {})
+    _check(isinstance(references, dict), "references", "expected an object")
+    for module, path in references.items():
+        _check(path is None or (isinstance(path, str) and path.startswith("references/") and ".." not in path),
+               f"references.{module}", "expected null or references/<file>.py")
+    return checks

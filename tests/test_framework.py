@@ -18,7 +18,7 @@ from course_units import COURSE
 
 from attn_ref.grade import AutograderError, grade, load_autograder
 from attn_ref.release.build import BuildError, autograder_zip, build
-from attn_ref.release.check import _BundledGrader, check_release, evidence_row
+from attn_ref.release.check import _BundledGrader, _mutant_row, check_release, evidence_row
 from attn_ref.release.course import CourseError, load_course
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -151,6 +151,45 @@ def test_sources_with_mistakes_fail_the_build_with_the_file_named(tmp_path):
     done = subprocess.run([sys.executable, "-m", "attn_ref", "build", "--course", str(course), "--out", str(tmp_path / "o")],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and "unknown answer kind" in done.stderr and not (tmp_path / "o" / "autograder").exists()
+
+
+def test_mutants_with_mistakes_fail_the_build_with_the_file_named(tmp_path):
+    """A mutant runs as a cell in place of the student's function: one that does not compile, defines
+    another name or names a probe the task lacks would prove nothing, so the build stops at it."""
+    course = tmp_path / "course"
+    shutil.copytree(FIXTURE, course)
+    mutants = course / "stats" / "zscore" / "mutants"
+    cases = {"broken.py": ("# mutant: a typo\ndef zscore(x, axis=-1:\n    return x\n", r"broken.py, line 2: .*valid Python"),
+             "renamed.py": ("# mutant: another name\ndef z_score(x, axis=-1):\n    return x\n", r"renamed.py: defines no `def zscore"),
+             "unknown.py": ("# mutant: x\n# must fail: along axis=7\ndef zscore(x, axis=-1):\n    return x\n",
+                            r"unknown.py: '# must fail: along axis=7' names no probe of zscore"),
+             "twice.py": ("# mutant: divides by n - 1\ndef zscore(x, axis=-1):\n    return x\n", r"twice.py: another mutant")}
+    for name, (source, message) in cases.items():
+        (mutants / name).write_text(source)
+        with pytest.raises(CourseError, match=message):
+            load_course(course)
+        (mutants / name).unlink()
+    load_course(course)
+
+
+def test_check_fails_a_toothless_mutant_with_its_file_named(stats_release, tmp_path):
+    """A "mutant" that is correct, or that passes the probe its '# must fail:' line names, fails the check."""
+    out, _ = stats_release
+    course = tmp_path / "course"
+    shutil.copytree(FIXTURE, course)
+    mutants = course / "stats" / "zscore" / "mutants"
+    correct = (course / "stats" / "zscore" / "solution.py").read_text()
+    (mutants / "not_wrong.py").write_text("# mutant: not wrong at all\n" + correct)
+    last_axis = mutants / "last_axis.py"
+    last_axis.write_text(last_axis.read_text().replace("# must fail: along axis=0", "# must fail: rows of a 4"))
+    assignment = load_course(course, "stats")[0]
+    work = tmp_path / "work"
+    work.mkdir()
+    row = _mutant_row("stats", assignment, _BundledGrader(out / "autograder/stats-autograder.zip", tmp_path),
+                      out / "solutions/stats/stats.ipynb", work)
+    assert not row.ok
+    assert f"{mutants / 'not_wrong.py'}: passes every hidden probe of zscore" in row.detail
+    assert f"{last_axis}: passes 'rows of a 4'" in row.detail
 
 
 def _zip_with(source: Path, path: Path, change) -> Path:

@@ -95,29 +95,37 @@ def _is_int(value, low: int = 0, high: int = 1 << 62) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
 
+def _short_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and len(str(abs(value))) <= MAX_DIGITS
+
+
+def _valid_pairs(desc, depth: int) -> bool:
+    value = desc.get("v")
+    return (depth == 0 and isinstance(value, list) and len(value) <= 50 and _is_int(desc.get("n", 0), 0)
+            and all(isinstance(p, list) and len(p) == 2 and valid_description(p[0], 1) and valid_description(p[1], 1)
+                    for p in value))
+
+
+# One rule per kind of description: (the description, its nesting depth) -> whether it is well formed.
+_DESCRIPTION_RULES = {
+    "ellipsis": lambda desc, depth: True,
+    "missing": lambda desc, depth: True,
+    "bool": lambda desc, depth: isinstance(desc.get("v"), bool),
+    "int": lambda desc, depth: _short_int(desc.get("v")),
+    "float": lambda desc, depth: not isinstance(desc.get("v"), bool) and (isinstance(desc.get("v"), float)
+                                                                          or desc.get("v") in ("nan", "inf", "-inf")),
+    "fraction": lambda desc, depth: _short_int(desc.get("n")) and _short_int(desc.get("d")) and desc["d"] > 0,
+    "str": lambda desc, depth: isinstance(desc.get("v"), str) and len(desc["v"]) <= MAX_TEXT,
+    "dict": _valid_pairs,
+}
+_DESCRIPTION_RULES["decimal"] = _DESCRIPTION_RULES["other"] = _DESCRIPTION_RULES["str"]
+
+
 def valid_description(desc, depth: int = 0) -> bool:
     """A value description as typerules.describe makes it (checked field by field)."""
     if not isinstance(desc, dict) or desc.get("t") not in DESCRIPTION_KINDS:
         return False
-    kind, value = desc["t"], desc.get("v")
-    if kind in ("ellipsis", "missing"):
-        return True
-    if kind == "bool":
-        return isinstance(value, bool)
-    if kind == "int":
-        return isinstance(value, int) and not isinstance(value, bool) and len(str(abs(value))) <= MAX_DIGITS
-    if kind == "float":
-        return (isinstance(value, float) or value in ("nan", "inf", "-inf")) and not isinstance(value, bool)
-    if kind == "fraction":
-        return all(isinstance(desc.get(k), int) and not isinstance(desc.get(k), bool) and len(str(abs(desc[k]))) <= MAX_DIGITS
-                   for k in ("n", "d")) and desc["d"] > 0
-    if kind in ("str", "decimal", "other"):
-        return isinstance(value, str) and len(value) <= MAX_TEXT
-    if kind == "dict":
-        return (depth == 0 and isinstance(value, list) and len(value) <= 50 and _is_int(desc.get("n", 0), 0)
-                and all(isinstance(p, list) and len(p) == 2 and valid_description(p[0], 1) and valid_description(p[1], 1)
-                        for p in value))
-    return False
+    return _DESCRIPTION_RULES[desc["t"]](desc, depth)
 
 
 # ---- a call ------------------------------------------------------------------------------------------

@@ -146,14 +146,31 @@ def _mutant_row(name: str, assignment, grader: _BundledGrader, solution: Path, w
     if done.returncode != 0:
         return Row(name, "every hidden probe fails a mutant", False, done.stderr[-400:])
     verdicts = json.loads((work / "verdicts.json").read_text())
-    uncaught = []
-    for task in assignment.units:
-        for probe in task.probes:
-            if not any(not probes.get(probe.name, True) for probes in verdicts.get(task.name, {}).values()):
-                uncaught.append(f"{task.name}: {probe.name}")
+    problems = [*_toothless(assignment, verdicts), *_uncaught(assignment, verdicts)]
     count = sum(len(m) for m in mutants.values())
-    detail = f"{count} mutants" + (f"; no mutant fails: {'; '.join(uncaught)}" if uncaught else "")
-    return Row(name, "every hidden probe fails a mutant", not uncaught, detail)
+    return Row(name, "every hidden probe fails a mutant", not problems, "; ".join(problems) or f"{count} mutants")
+
+
+def _toothless(assignment, verdicts: dict) -> list[str]:
+    """Each mutant fails some probe, and the probe its "# must fail:" names: else it proves nothing."""
+    problems = []
+    for task in assignment.units:
+        for mutant in task.mutants:
+            passed = verdicts.get(task.name, {}).get(mutant.label, {})
+            if passed and all(passed.values()):
+                problems.append(f"{mutant.path}: passes every hidden probe of {task.name} (is it correct, or is its "
+                                f"bug one no probe looks for?): make it wrong, or add a probe that catches it")
+            elif mutant.must_fail and all(ok for probe, ok in passed.items() if mutant.must_fail in probe):
+                problems.append(f"{mutant.path}: passes '{mutant.must_fail}', which its '# must fail:' line says it "
+                                f"fails: fix the mutant or the line")
+    return problems
+
+
+def _uncaught(assignment, verdicts: dict) -> list[str]:
+    """Each hidden probe is failed by some mutant of its task: else nothing shows the probe can fail."""
+    uncaught = [f"{task.name}: {probe.name}" for task in assignment.units for probe in task.probes
+                if not any(not probes.get(probe.name, True) for probes in verdicts.get(task.name, {}).values())]
+    return [f"no mutant fails: {'; '.join(uncaught)} (add a mutant under the task's mutants/ that this probe catches)"] if uncaught else []
 
 
 def evidence_row(name: str, assignment, grader: _BundledGrader) -> Row:

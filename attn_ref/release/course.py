@@ -154,14 +154,31 @@ def _question(folder: Path, module_name: str) -> Question:
                    written_solution=_read(folder / "written_solution.md", False))
 
 
-def _mutants(folder: Path) -> tuple[Mutant, ...]:
+def _mutants(folder: Path, task: Task) -> tuple[Mutant, ...]:
+    """mutants/*.py: each must be Python that defines the task's function and name (by "# must fail:") only
+    probes the task has; `attn-ref check` then proves each fails a probe, and the probe it names."""
     found = []
     for path in sorted((folder / "mutants").glob("*.py")):
         source = path.read_text()
         header = dict(line[2:].split(": ", 1) for line in source.splitlines() if line.startswith("# ") and ": " in line[:20])
         if "mutant" not in header:
             raise CourseError(f"{path}: start with a line '# mutant: <what is wrong>'")
-        found.append(Mutant(header["mutant"].strip(), source, header.get("must fail", "").strip()))
+        try:
+            tree = ast.parse(source, filename=str(path))
+        except SyntaxError as err:
+            raise CourseError(f"{path}, line {err.lineno}: {err.msg}. A mutant runs in place of the student's "
+                              f"`{task.function}`, so it must be valid Python") from None
+        if not any(isinstance(node, ast.FunctionDef) and node.name == task.function for node in tree.body):
+            raise CourseError(f"{path}: defines no `def {task.function}(...)` at the top level: a mutant replaces "
+                              f"the task's function with a wrong one")
+        must_fail = header.get("must fail", "").strip()
+        if must_fail and not any(must_fail in probe.name for probe in task.probes):
+            raise CourseError(f"{path}: '# must fail: {must_fail}' names no probe of {task.name} (its probes: "
+                              f"{'; '.join(probe.name for probe in task.probes)})")
+        if any(m.label == header["mutant"].strip() for m in found):
+            raise CourseError(f"{path}: another mutant of {task.name} is also '# mutant: {header['mutant'].strip()}': "
+                              f"give each its own description")
+        found.append(Mutant(header["mutant"].strip(), source, must_fail, str(path)))
     return tuple(found)
 
 
@@ -206,7 +223,7 @@ def _task(folder: Path, module_name: str) -> Task:
     checks = load_module(checks_path, module_name + "_public")
     return replace(task, prompt=_read(folder / "prompt.md"), starter=_read(folder / "solution.py"), example=example,
                    public_checks=public_tests(checks_path, checks), substitute=_read(folder / "substitute.py", False),
-                   mutants=_mutants(folder))
+                   mutants=_mutants(folder, task))
 
 
 def _reference(spec: str, folder: Path, where: str) -> tuple[str, Path | None]:

@@ -93,7 +93,8 @@ class Mutant:
 
     label: str  # what is wrong, from the file's first line "# mutant: ..."
     source: str
-    must_fail: str = ""  # a probe (name fragment) it must fail, from "# must fail: ..." (tests use it)
+    must_fail: str = ""  # a probe (name fragment) it must fail, from "# must fail: ..." (`attn-ref check` enforces it)
+    path: str = ""  # its file, for messages
 
 
 @dataclass(frozen=True)

@@ -307,19 +307,11 @@ def _call(function, call_dir, out_dir):
     ns.update(substitutes)
     watch = None
     try:
-        if torch is not None:
-            watch = _Watch(torch, {n: named[n] for n in spec.get("count_projections", [])}, spec.get("tripwire", False))
-            on_meta = any(isinstance(v, torch.Tensor) and v.device.type == "meta" for v in named.values())
-            on_meta |= any(a["kind"] == "device" and a["device"] == "meta" for a in spec["args"])
-            with contextlib.ExitStack() as modes:
-                if on_meta:
-                    modes.enter_context(watch.meta_mode())
-                if spec.get("tripwire"):
-                    modes.enter_context(watch.dispatch_mode())
-                modes.enter_context(watch.function_mode())
-                result = fn(*args, **kwargs)
-        else:
+        if torch is None:
             result = fn(*args, **kwargs)
+        else:
+            watch = _Watch(torch, {n: named[n] for n in spec.get("count_projections", [])}, spec.get("tripwire", False))
+            result = _watched_call(fn, args, kwargs, spec, named, torch, watch)
     except Exception as err:  # noqa: BLE001 - the student's function raised
         return _failure(err, watch)
     finally:
@@ -328,6 +320,24 @@ def _call(function, call_dir, out_dir):
                 ns.pop(name, None)
             else:
                 ns[name] = value
+    return _reply(result, spec, named, watch, out_dir)
+
+
+def _watched_call(fn, args, kwargs, spec, named, torch, watch):
+    """A torch call under the watch's modes: meta values stood in for, forbidden calls seen, projections counted."""
+    on_meta = any(isinstance(v, torch.Tensor) and v.device.type == "meta" for v in named.values())
+    on_meta |= any(a["kind"] == "device" and a["device"] == "meta" for a in spec["args"])
+    with contextlib.ExitStack() as modes:
+        if on_meta:
+            modes.enter_context(watch.meta_mode())
+        if spec.get("tripwire"):
+            modes.enter_context(watch.dispatch_mode())
+        modes.enter_context(watch.function_mode())
+        return fn(*args, **kwargs)
+
+
+def _reply(result, spec, named, watch, out_dir):
+    """The reply to a call that returned: what came back (saved as .npy), and what the watch saw."""
     if isinstance(result, (tuple, list)):
         form, items = ("tuple" if isinstance(result, tuple) else "list"), list(result)
     else:

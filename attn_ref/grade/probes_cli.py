@@ -1,0 +1,59 @@
+"""The verbs `attn-ref check` runs through an autograder zip's own bundled grader: probe-mutants and
+probe-evidence (the zip carries the grader, not the release builder, so they live beside grade/)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def _probe_mutants(args) -> int:
+    from .mutants import probe_mutants
+
+    mutants = json.loads(Path(args.mutants).read_text())
+    verdicts = probe_mutants(args.notebook, args.autograder, mutants)
+    Path(args.out).write_text(json.dumps(verdicts))
+    return 0
+
+
+def _probe_evidence(args) -> int:
+    from .autograder import load_autograder
+    from .scoring.evidence import CHECK_SEEDS, tasks_without_evidence
+
+    missing = tasks_without_evidence(load_autograder(args.autograder), CHECK_SEEDS)
+    Path(args.out).write_text(json.dumps({"seeds": len(CHECK_SEEDS), "missing": missing}))
+    return 0
+
+
+PROBE_MUTANTS_HELP = """Used by `attn-ref check`, through the zip's own bundled grader: run a notebook (the solution) once in a
+graded kernel, put each mutant of MUTANTS (JSON: {task: [[label, source], ...]}) in place of the student's
+function, run the task's hidden probes, and write {"mutants": {task: {label: {probe: passed}}}} to OUT."""
+PROBE_MUTANTS_EXAMPLES = """example:
+  attn-ref probe-mutants solutions/lab/lab.ipynb --autograder autograder/lab-autograder.zip \\
+      --mutants mutants.json --out verdicts.json
+"""
+
+PROBE_EVIDENCE_HELP = """Used by `attn-ref check`, through the zip's own bundled grader: for each task of the autograder, under
+the check's sampled seeds, whether some probe no placeholder passes (zeros, uniform weights, an input
+returned, ...) exists; writes {"seeds": N, "missing": {task: seeds without one}} to OUT."""
+PROBE_EVIDENCE_EXAMPLES = """example:
+  attn-ref probe-evidence --autograder autograder/lab-autograder.zip --out evidence.json
+"""
+
+
+def add_verbs(verb) -> None:
+    """Register the probe verbs; ``verb(name, help, description, examples)`` makes one subparser."""
+    mutants = verb("probe-mutants", "which hidden probes each mutant fails (used by check, through the zip's grader)",
+                   PROBE_MUTANTS_HELP, PROBE_MUTANTS_EXAMPLES)
+    mutants.add_argument("notebook", help="the notebook whose functions the mutants replace (the solution)")
+    mutants.add_argument("--autograder", required=True, help="the autograder zip (or its unpacked folder)")
+    mutants.add_argument("--mutants", required=True, help="JSON file: {task: [[label, source], ...]}")
+    mutants.add_argument("--out", required=True, help="JSON file to write the verdicts to")
+    mutants.set_defaults(run=_probe_mutants)
+
+    evidence = verb("probe-evidence", "whether each task has a probe no placeholder passes (used by check)",
+                    PROBE_EVIDENCE_HELP, PROBE_EVIDENCE_EXAMPLES)
+    evidence.add_argument("--autograder", required=True, help="the autograder zip (or its unpacked folder)")
+    evidence.add_argument("--out", required=True, help="JSON file to write the verdict to")
+    evidence.set_defaults(run=_probe_evidence)
+

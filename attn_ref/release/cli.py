@@ -1,0 +1,178 @@
+"""The release verbs of `attn-ref`: answers, build, check, requirements (the instructor's side).
+
+`attn_ref/cli.py` builds the parser and calls ``add_verbs``; the autograder zip carries no attn_ref.release,
+so these verbs exist only in a checkout.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..cli import repo_root
+
+
+def _course(args) -> Path:
+    return Path(args.course).resolve() if args.course else repo_root() / "course"
+
+
+def _answers(args) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from .course import CourseError, load_course
+
+    try:
+        assignments = [a for a in load_course(_course(args), args.only) if a.kind == "questions"]
+    except CourseError as err:
+        print(f"attn-ref answers: {err}", file=sys.stderr)
+        return 2
+    for assignment in assignments:
+        table = Table(title=f"{assignment.name}: answer key (computed in {assignment.folder.name}/<question>/question.py)")
+        table.add_column("variable")
+        table.add_column("value", justify="right")
+        for answer in (a for q in assignment.units for a in q.answers):
+            value = answer.expected
+            table.add_row(answer.name, f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else repr(value))
+        Console().print(table)
+    return 0
+
+
+def _print_rows(rows, title: str) -> bool:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column in ("assignment", "check", "result", "detail"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(row.assignment, row.check, "[green]ok[/green]" if row.ok else "[red]FAILED[/red]", row.detail)
+    Console(width=160).print(table)
+    return all(row.ok for row in rows)
+
+
+def _build(args) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from .build import BuildError, build
+    from .check import check_release
+    from .course import CourseError, load_course
+
+    console = Console()
+    out = Path(args.out).resolve() if args.out else repo_root()
+    failures: list = []
+
+    def verify(staged: Path, built) -> None:
+        rows = check_release(staged, _course(args), [b.autograder for b in built])
+        if not _print_rows(rows, "attn-ref check (on the staged release)"):
+            failures.extend(r for r in rows if not r.ok)
+            raise BuildError("the release failed its checks; nothing was moved into place")
+
+    try:
+        load_course(_course(args), args.only)  # a bad course or --only: say so before any work
+        with console.status("building (otter assign, executing solutions, checking)..."):
+            built = build(out, _course(args), only=args.only, runner=args.runner, pdf=args.pdf,
+                          verify=None if args.no_check else verify)
+    except CourseError as err:
+        print(f"attn-ref build: {err}", file=sys.stderr)
+        return 2
+    except BuildError as err:
+        print(f"attn-ref build: {err}", file=sys.stderr)
+        return 1
+    table = Table(title=f"attn-ref build -> {out}")
+    for column in ("assignment", "otter assign s", "solution run s", "total s"):
+        table.add_column(column)
+    for b in built:
+        table.add_row(b.name, f"{b.seconds_otter_assign:.1f}", f"{b.seconds_solution:.1f}", f"{b.seconds_total:.1f}")
+    console.print(table)
+    for b in built:
+        for path in (b.student, b.solution, b.autograder):
+            console.print(f"  {path.relative_to(out)}")
+        for warning in b.warnings:
+            console.print(f"[yellow]warning ({b.name}):[/yellow] {warning}")
+    return 0
+
+
+def _check(args) -> int:
+    from .check import check_release
+
+    release = Path(args.release).resolve() if args.release else repo_root()
+    rows = check_release(release, _course(args), [Path(z) for z in args.zips] or None)
+    return 0 if _print_rows(rows, f"attn-ref check ({release})") else 1
+
+
+def _requirements(args) -> int:
+    from .build import GRADER_PACKAGES, STUDENT_PACKAGES, requirements
+
+    print(requirements(STUDENT_PACKAGES if args.environment == "student" else GRADER_PACKAGES), end="")
+    return 0
+
+
+ANSWERS_HELP = """Print the answer key of every "questions" assignment of the course: each answer variable and the
+value its question.py computes with attn_ref (the numbers the hidden checks compare with)."""
+ANSWERS_EXAMPLES = """examples:
+  attn-ref answers                      # every questions assignment of course/
+  attn-ref answers --only practice      # one assignment
+  attn-ref answers --course tests/fixtures/stats_course
+"""
+
+BUILD_HELP = """Build every assignment of the course into a staging folder, run `attn-ref check` on it, and only then
+move assignments/, solutions/ and autograder/ into place (a failed build changes nothing)."""
+BUILD_EXAMPLES = """examples:
+  attn-ref build                              # into this checkout, as `make release` does
+  attn-ref build --out /tmp/release --only lab
+  attn-ref build --runner gpu --pdf           # <name>-autograder-gpu.zip; the export also makes otter's PDF
+"""
+
+CHECK_EXAMPLES = """examples:
+  attn-ref check                                       # the release in this checkout, every zip
+  attn-ref check --release /tmp/release
+  attn-ref check autograder/lab-autograder.zip
+"""
+
+REQUIREMENTS_HELP = """Print the project's pinned requirements of one environment, as pip reads them: the students' (numpy,
+torch, otter, matplotlib: what graded kernels run in) or the grader's (no torch)."""
+REQUIREMENTS_EXAMPLES = """examples:
+  attn-ref requirements student > requirements.txt && pip install -r requirements.txt
+  attn-ref requirements grader
+"""
+
+CHECK_DESCRIPTION = """attn-ref check: a release proves itself before anyone uploads it.
+
+For each autograder zip, through the zip's own bundled grader and the students' environment: the solution
+scores full and the blank notebook 0 (as root, also through the zip's run_autograder); the solution agrees
+with every answer key; every public check passes on the solution; every hidden probe is failed by at least
+one of its task's mutants; every task has a probe no placeholder passes; grading twice gives the same scores."""
+
+
+
+def add_verbs(verb) -> None:
+    """Register the release verbs; ``verb(name, help, description, examples)`` makes one subparser."""
+    answers = verb("answers", "print the answer keys of the course's questions assignments", ANSWERS_HELP, ANSWERS_EXAMPLES)
+    answers.add_argument("--course", help="the course folder (default: course/ of this checkout)")
+    answers.add_argument("--only", help="one assignment (default: every questions assignment)")
+    answers.set_defaults(run=_answers)
+
+    build = verb("build", "build student notebooks, solutions and autograder zips, then check them", BUILD_HELP,
+                 BUILD_EXAMPLES)
+    build.add_argument("--out", help="folder to write assignments/, solutions/, autograder/ into (default: the repo root)")
+    build.add_argument("--course", help="the course folder (default: course/ of this checkout)")
+    build.add_argument("--only", help="build one assignment of the registry")
+    build.add_argument("--runner", choices=["cpu", "gpu"], default="cpu", help="Gradescope runner the zip targets (default: cpu)")
+    build.add_argument("--pdf", action="store_true", help="export a PDF with submissions (needs LaTeX on students' machines)")
+    build.add_argument("--no-check", action="store_true", help="skip `attn-ref check` (not for a release)")
+    build.set_defaults(run=_build)
+
+    check = verb("check", "prove a release: solution full, blank 0, public checks, mutants, determinism",
+                 CHECK_DESCRIPTION, CHECK_EXAMPLES)
+    check.add_argument("zips", nargs="*", help="autograder zips (default: every zip under RELEASE/autograder)")
+    check.add_argument("--release", help="the folder holding assignments/, solutions/, autograder/ (default: the repo root)")
+    check.add_argument("--course", help="the course folder (default: course/ of this checkout)")
+    check.set_defaults(run=_check)
+
+    reqs = verb("requirements", "print the pinned requirements of the students' or the grader's environment",
+                REQUIREMENTS_HELP, REQUIREMENTS_EXAMPLES)
+    reqs.add_argument("environment", choices=["student", "grader"], help="whose environment")
+    reqs.set_defaults(run=_requirements)
+

@@ -169,7 +169,10 @@ def test_mutants_with_mistakes_fail_the_build_with_the_file_named(tmp_path):
         with pytest.raises(CourseError, match=message):
             load_course(course)
         (mutants / name).unlink()
-    load_course(course)
+    solution = course / "stats" / "zscore" / "solution.py"
+    solution.write_text(solution.read_text().replace("keepdims=True)\n", "keepdims=True\n", 1))
+    with pytest.raises(CourseError, match=r"zscore/solution.py, line \d+: .*fix it"):
+        load_course(course)
 
 
 def test_check_fails_a_toothless_mutant_with_its_file_named(stats_release, tmp_path):

@@ -96,6 +96,18 @@ def _read(path: Path, required: bool = True) -> str:
     return path.read_text().strip()
 
 
+def _python(path: Path, required: bool = True) -> str:
+    """A cell's source from a .py file, which must compile: a syntax error stops the build here, with the
+    file and line, not as a notebook traceback when the solution runs."""
+    source = _read(path, required)
+    try:
+        compile(source, str(path), "exec", dont_inherit=True)
+    except SyntaxError as err:
+        raise CourseError(f"{path}, line {err.lineno}: {err.msg} (this file becomes a notebook cell: fix it "
+                          f"so that it runs on its own)") from None
+    return source
+
+
 @contextlib.contextmanager
 def _importable(folder: Path):
     """The assignment's folder on sys.path while its files load (its own reference modules import), and
@@ -149,7 +161,7 @@ def _question(folder: Path, module_name: str) -> Question:
     question = _attribute(load_module(path, module_name), "QUESTION", path)
     if question.name != folder.name:
         raise CourseError(f"{path}: the question is called {question.name!r} but its folder {folder.name!r}")
-    return replace(question, prompt=_read(folder / "prompt.md"), solution=_read(folder / "solution.py"),
+    return replace(question, prompt=_read(folder / "prompt.md"), solution=_python(folder / "solution.py"),
                    written_prompt=_read(folder / "written.md", False),
                    written_solution=_read(folder / "written_solution.md", False))
 
@@ -221,8 +233,8 @@ def _task(folder: Path, module_name: str) -> Task:
     example = module.example() if hasattr(module, "example") else ""
     checks_path = folder / "public_checks.py"
     checks = load_module(checks_path, module_name + "_public")
-    return replace(task, prompt=_read(folder / "prompt.md"), starter=_read(folder / "solution.py"), example=example,
-                   public_checks=public_tests(checks_path, checks), substitute=_read(folder / "substitute.py", False),
+    return replace(task, prompt=_read(folder / "prompt.md"), starter=_python(folder / "solution.py"), example=example,
+                   public_checks=public_tests(checks_path, checks), substitute=_python(folder / "substitute.py", False),
                    mutants=_mutants(folder, task))
 
 

@@ -63,7 +63,8 @@ def running(nb, filename: str, autograder: Autograder, jail: Jail, limits: Limit
                                          "remove what you do not need")
     analysis = _static_analysis(code, autograder.units)
     session = NotebookSession(runnable_cells(nb), (filename, nbformat.writes(nb).encode()), jail,
-                              cell_timeout=limits.cell, notebook_timeout=limits.notebook, deadline=deadline)
+                              cell_timeout=limits.cell, notebook_timeout=limits.notebook, deadline=deadline,
+                              setup_timeout=limits.setup, kernel_start=limits.kernel_start)
     try:
         try:
             env = session.environment(limits.call)

@@ -9,19 +9,21 @@ import os
 import signal
 import stat
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import settings
 from .autograder import load_autograder
-from .classroom.batch import check_assignment, grade_batch
+from .classroom.batch import BatchOptions, check_assignment, plan_batch, run_batch
 from .classroom.canvas import RosterError, read_roster
 from .classroom.cluster import PARENT_ENV, REFUSED
 from .classroom.discover import Submission, is_batch
 from .classroom.gradebook import summary_lines
 from .core import grade
 from .isolation.cleanup import die_with_parent, make_undumpable
-from .isolation.sandbox import resolve
+from .isolation.sandbox import SandboxPlan, resolve
 from .results import Outcome, outcome, results_name, write_results
+from .settings import Limits
 
 DEFAULT_OUT = "graded"
 
@@ -95,87 +97,142 @@ def _terminated(signum, frame):
     raise KeyboardInterrupt  # a terminated grader ends its kernels and jails as an interrupted one does
 
 
+class _Stop(Exception):
+    """A check before grading failed: what to print (stderr), and the exit code."""
+
+    def __init__(self, message: str, code: int = 2):
+        super().__init__(message)
+        self.message, self.code = message, code
+
+
+@dataclass(frozen=True)
+class GradeRequest:
+    """One `attn-ref grade` command, validated (by ``validate``): what to grade, how, and where to."""
+
+    submission: Path
+    autograder: str
+    out: Path
+    results: str | None  # Gradescope's mode: exactly this file
+    plan: SandboxPlan
+    limits: Limits
+    canvas: dict | None
+    batch: bool
+
+
 def run_grade(args) -> int:
+    _guard_this_process()
+    try:
+        request = validate(args)
+    except _Stop as stop:
+        print(f"attn-ref grade: {stop.message}", file=sys.stderr)
+        return stop.code
+    if request.batch:
+        return _grade_class(request, args)
+    return _grade_one(request)
+
+
+def _guard_this_process() -> None:
     signal.signal(signal.SIGTERM, _terminated)
     if os.environ.get(PARENT_ENV, "").isdigit():  # graded for a Dask worker: ends with it
         die_with_parent(int(os.environ[PARENT_ENV]))
     if os.geteuid() != 0:
         make_undumpable()  # a kernel running as this user cannot read this process's environment or memory
+
+
+def validate(args) -> GradeRequest:
+    """The command's arguments checked before anything is graded; _Stop says what is wrong."""
     submission = Path(args.submission)
-    timeouts = dict(budget=args.timeout, cell_timeout=args.cell_timeout, call_timeout=args.call_timeout)
     if args.results is None:  # a TA's command: a path that is not there is a mistake to say, not to grade
-        if not submission.exists():
-            print(f"attn-ref grade: {submission} does not exist", file=sys.stderr)
-            return 2
-        if not _has_notebook(submission):
-            print(f"attn-ref grade: {submission} holds no notebook (.ipynb) and no zip", file=sys.stderr)
-            return 2
+        _check_submission(submission)
     plan = resolve(args.autograder if Path(args.autograder).is_dir() else None, python=args.kernel_python,
                    namespaces=args.namespaces)
     if args.require_isolation and plan.unsandboxed:
-        print("attn-ref grade: refusing to grade: kernels would run unsandboxed as this user (not root, and no "
-              "working user namespaces for bubblewrap)", file=sys.stderr)
-        return REFUSED
+        raise _Stop("refusing to grade: kernels would run unsandboxed as this user (not root, and no "
+                    "working user namespaces for bubblewrap)", REFUSED)
+    _warn(plan, args.autograder)
+    limits = Limits.of(budget=args.timeout, cell_timeout=args.cell_timeout, call_timeout=args.call_timeout)
+    return GradeRequest(submission, args.autograder, Path(args.out or DEFAULT_OUT), args.results, plan, limits,
+                        _canvas(args), args.results is None and is_batch(submission))
+
+
+def _check_submission(submission: Path) -> None:
+    if not submission.exists():
+        raise _Stop(f"{submission} does not exist")
+    if not _has_notebook(submission):
+        raise _Stop(f"{submission} holds no notebook (.ipynb) and no zip")
+
+
+def _warn(plan: SandboxPlan, autograder: str) -> None:
     for warning in plan.warnings:
         print(f"attn-ref grade: {warning}", file=sys.stderr)
-    if plan.fresh_uids and not plan.bwrap and _readable_by_others(Path(args.autograder)):
-        print(f"attn-ref grade: {args.autograder} can be read by every user, so by the kernels too (their uid is not "
+    if plan.fresh_uids and not plan.bwrap and _readable_by_others(Path(autograder)):
+        print(f"attn-ref grade: {autograder} can be read by every user, so by the kernels too (their uid is not "
               "yours, but without namespaces they see this machine's files and this command line): "
-              f"chmod -R go-rwx {args.autograder}", file=sys.stderr)
-    out = Path(args.out or DEFAULT_OUT)
-    canvas = None
-    if args.export == "canvas":
-        if not args.canvas_roster:
-            print("attn-ref grade: --export canvas needs --canvas-roster, the Canvas gradebook export (CSV)", file=sys.stderr)
-            return 2
-        if not Path(args.canvas_roster).is_file():
-            print(f"attn-ref grade: --canvas-roster {args.canvas_roster}: no such file (the course's Canvas gradebook "
-                  "export, CSV)", file=sys.stderr)
-            return 2
-        try:
-            read_roster(Path(args.canvas_roster))  # a wrong file stops here, before grading
-        except (RosterError, OSError, UnicodeDecodeError) as err:
-            print(f"attn-ref grade: {err}", file=sys.stderr)
-            return 2
-        canvas = {"roster": Path(args.canvas_roster), "assignment": args.canvas_assignment}
-    if args.results is None and is_batch(submission):
-        report = grade_batch(submission, args.autograder, out, jobs=args.jobs, force=args.force, plan=plan,
-                             progress=sys.stderr.isatty(), canvas=canvas, cluster=args.cluster, **timeouts)
-        if report.interrupted:  # the partial gradebook's summary says who has no grade yet
-            print("\n".join(summary_lines(report.book)))
-            print(f"interrupted: {report.graded} graded — rerun to resume (gradebook so far: {out / 'grades.csv'})",
-                  file=sys.stderr)
-            return 130
-        print(f"{report.total} submissions: {report.graded} graded, {report.skipped} unchanged since the last run "
-              f"(kernels: {plan.mode})")
-        print("; ".join(_written_files(out, canvas is not None)))
-        if report.not_submissions:
-            print(f"not submissions (no notebook in them): {', '.join(report.not_submissions)}")
+              f"chmod -R go-rwx {autograder}", file=sys.stderr)
+
+
+def _canvas(args) -> dict | None:
+    """--export canvas: its roster, checked before grading (a wrong file stops here)."""
+    if args.export != "canvas":
+        return None
+    if not args.canvas_roster:
+        raise _Stop("--export canvas needs --canvas-roster, the Canvas gradebook export (CSV)")
+    if not Path(args.canvas_roster).is_file():
+        raise _Stop(f"--canvas-roster {args.canvas_roster}: no such file (the course's Canvas gradebook export, CSV)")
+    try:
+        read_roster(Path(args.canvas_roster))
+    except (RosterError, OSError, UnicodeDecodeError) as err:
+        raise _Stop(str(err)) from None
+    return {"roster": Path(args.canvas_roster), "assignment": args.canvas_assignment}
+
+
+def _grade_class(request: GradeRequest, args) -> int:
+    options = BatchOptions(jobs=args.jobs, force=args.force, plan=request.plan, progress=sys.stderr.isatty(),
+                           canvas=request.canvas, cluster=args.cluster, limits=request.limits)
+    report = run_batch(plan_batch(request.submission, request.autograder, request.out, options))
+    out, plan = request.out, request.plan
+    if report.interrupted:  # the partial gradebook's summary says who has no grade yet
         print("\n".join(summary_lines(report.book)))
-        return 0
-    if args.results is None:  # a TA's single notebook of another assignment is a wrong --autograder: exit 2
-        autograder = load_autograder(args.autograder)
+        print(f"interrupted: {report.graded} graded — rerun to resume (gradebook so far: {out / 'grades.csv'})",
+              file=sys.stderr)
+        return 130
+    print(f"{report.total} submissions: {report.graded} graded, {report.skipped} unchanged since the last run "
+          f"(kernels: {plan.mode})")
+    print("; ".join(_written_files(out, request.canvas is not None)))
+    if report.not_submissions:
+        print(f"not submissions (no notebook in them): {', '.join(report.not_submissions)}")
+    print("\n".join(summary_lines(report.book)))
+    return 0
+
+
+def _grade_one(request: GradeRequest) -> int:
+    submission, plan = request.submission, request.plan
+    if request.results is None:  # a TA's single notebook of another assignment is a wrong --autograder: exit 2
+        autograder = load_autograder(request.autograder)
         check_assignment([Submission("submission", submission)], autograder)
     else:  # Gradescope's mode: whatever the notebook, a results file (score 0, with why) and exit 0
-        autograder = args.autograder
+        autograder = request.autograder
     try:
-        if args.results is not None:
-            results = grade(submission, autograder, results_path=args.results, plan=plan, **timeouts)
+        if request.results is not None:
+            results = grade(submission, autograder, results_path=request.results, plan=plan, limits=request.limits)
         else:
-            path, digest = _single_results_path(out, submission)
-            results = grade(submission, autograder, results_path=path, plan=plan, write=False, **timeouts)
+            path, digest = _single_results_path(request.out, submission)
+            results = grade(submission, autograder, results_path=path, plan=plan, write=False, limits=request.limits)
             results["extra_data"]["submission_hash"] = digest
             write_results(path, results)
             print(f"results: {path}")
     except KeyboardInterrupt:
         print(f"interrupted: {submission} was not graded", file=sys.stderr)
         return 130
+    _print_grade(submission, results, plan)
+    return 0
+
+
+def _print_grade(submission: Path, results: dict, plan: SandboxPlan) -> None:
     total = sum(t["max_score"] for t in results["tests"])
     if outcome(results) is Outcome.NOT_GRADED:  # its 0s are no grade: never printed as one
         print(f"{submission}: no grade ({results['extra_data'].get('status')}; kernel: {plan.mode})")
-        return 0
+        return
     print(f"{submission}: {results['score']:g} / {total:g} ({results['extra_data'].get('status')}; kernel: {plan.mode})")
     for test in results["tests"]:
         print(f"  {test['name']}: {test['score']:g} / {test['max_score']:g}")
-    return 0
-

@@ -30,8 +30,9 @@ from .scoring.functions import grade_functions
 from .scoring.inputs import seed_for
 from .scoring.questions import grade_questions
 from .session import BudgetExhausted, NotebookSession, runnable_cells
-from .settings import MARGIN, Limits
+from .settings import Limits
 from .text import cap
+from .wire import Status
 
 MAX_CODE = 1 << 20  # the code cells together (not the notebook: honest notebooks embed plots)
 GRADERS = {"questions": grade_questions, "functions": grade_functions}  # one per unit kind
@@ -62,7 +63,8 @@ def running(nb, filename: str, autograder: Autograder, jail: Jail, limits: Limit
                                          "remove what you do not need")
     analysis = _static_analysis(code, autograder.units)
     session = NotebookSession(runnable_cells(nb), (filename, nbformat.writes(nb).encode()), jail,
-                              cell_timeout=limits.cell, notebook_timeout=limits.notebook, deadline=deadline)
+                              cell_timeout=limits.cell, notebook_timeout=limits.notebook, deadline=deadline,
+                              setup_timeout=limits.setup, kernel_start=limits.kernel_start)
     try:
         try:
             env = session.environment(limits.call)
@@ -85,15 +87,16 @@ def _results(ctx: GradingContext, graded: UnitResults, jail: Jail) -> dict:
         notes.append(f"The kernel was stopped: {cap(stopped, 300)}.")
     if session.errors:
         notes.append(f"{len(session.errors)} cell(s) raised errors while your notebook ran, for example: {session.errors[0]}")
-    status = "timeout" if graded.timed_out or session.timed_out else "ok"
+    status = Status.TIMEOUT if graded.timed_out or session.timed_out else Status.OK
+    text = status.value
     if stopped:  # the row says why, in the words the student reads
-        status = ("" if status == "ok" else f"{status}; ") + f"stopped: {cap(stopped, 300)}"
+        text = ("" if status is Status.OK else f"{status.value}; ") + f"stopped: {cap(stopped, 300)}"
     return {
         "score": round(sum(t["score"] for t in graded.tests), 6),
         "output": cap("\n".join(notes), MAX_NOTES),
         "output_format": TEXT,
         "tests": graded.tests,
-        "extra_data": {"status": status, "outcome": Outcome.GRADED.value, "seed": ctx.seed, "kernel": ctx.env,
+        "extra_data": {"status": text, "outcome": Outcome.GRADED.value, "seed": ctx.seed, "kernel": ctx.env,
                        "cell_errors": [cap(e) for e in session.errors[:20]], "kernel_restarts": session.restarts,
                        "integrity_flags": ctx.analysis.flags[:50], **graded.extra},
     }
@@ -128,13 +131,13 @@ def make_job(key: str, submission_path, autograder: Autograder, plan: SandboxPla
     """A supervisor's job for one submission: graded in its own process, failed results if it cannot be."""
     checks = autograder.checks
 
-    def failed(reason: str, status: str, fault: Outcome) -> dict:
+    def failed(reason: str, status: str | None, fault: Outcome) -> dict:
         return record(failed_results(checks, reason, fault, status), checks, plan)
 
     def run(jail: Jail) -> dict:
         return record(grade_in_jail(submission_path, autograder, jail, limits), checks, plan)
 
-    return Job(key, run, failed, limits.budget, Path(submission_path))
+    return Job(key, run, failed, limits.budget, Path(submission_path), limits)
 
 
 def prepare(autograder, plan: SandboxPlan | None) -> tuple[Autograder, SandboxPlan]:
@@ -155,11 +158,10 @@ def grade(submission_path, autograder, out_dir=None, results_path=None, *, limit
     notebook_timeout (seconds), or a whole ``limits``.
     """
     autograder, plan = prepare(autograder, plan)
-    limits = limits or limits_from(**timeouts)
-    done: list[dict] = []
-    Supervisor(plan, margin=MARGIN).run([make_job("submission", submission_path, autograder, plan, limits)],
-                                        lambda job, results: done.append(results))
-    results = done[0]
+    limits = limits or Limits.of(**timeouts)
+    job = make_job("submission", submission_path, autograder, plan, limits)
+    [done] = Supervisor(plan, margin=limits.margin).finished([job])
+    results = done.results
     if write:
         if results_path is None:
             results_path = Path(out_dir or ".") / "results" / results_name(submission_path)
@@ -167,19 +169,12 @@ def grade(submission_path, autograder, out_dir=None, results_path=None, *, limit
     return results
 
 
-def limits_from(budget: float | None = None, cell_timeout: float | None = None, call_timeout: float | None = None,
-                notebook_timeout: float | None = None) -> Limits:
-    """Limits from keyword seconds; what is not given keeps its default (grade/settings.py)."""
-    given = {"budget": budget, "cell": cell_timeout, "call": call_timeout, "notebook": notebook_timeout}
-    return Limits(**{k: v for k, v in given.items() if v is not None})
-
-
 def grade_under_seeds(submission_path, autograder, seeds: list[int], *, plan: SandboxPlan | None = None,
                       **timeouts: float) -> dict[int, dict[str, dict]]:
     """{seed: {unit: results entry}}: a "functions" notebook run once, its probes run once per seed (to prove
     that verdicts do not depend on the seed). Raises if the notebook could not be run."""
     autograder, plan = prepare(autograder, plan)
-    limits = limits_from(**timeouts)
+    limits = Limits.of(**timeouts)
     budget = 120.0 + 60.0 * len(seeds)
 
     def run(jail: Jail) -> dict:

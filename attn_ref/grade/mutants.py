@@ -10,17 +10,18 @@ from __future__ import annotations
 import time
 
 from . import submission
-from .core import limits_from, prepare, running
+from .core import prepare, running
 from .isolation.sandbox import Jail, SandboxPlan
 from .isolation.watchdog import run_alone
 from .scoring.functions import grade_task
+from .settings import Limits
 
 
 def probe_mutants(notebook_path, autograder, mutants: dict[str, list[tuple[str, str]]], *,
                   plan: SandboxPlan | None = None, **timeouts: float) -> dict[str, dict[str, dict[str, bool]]]:
     """{task: {mutant label: {probe name: passed}}} for the given {task: [(label, source)]}."""
     autograder, plan = prepare(autograder, plan)
-    limits = limits_from(**timeouts)
+    limits = Limits.of(**timeouts)
     budget = 120.0 + 20.0 * sum(len(m) for m in mutants.values())
 
     def run(jail: Jail) -> dict:

@@ -20,7 +20,7 @@ from .isolation.safeio import UnsafeReply, make_private_dir, read_reply, write_n
 from .isolation.sandbox import Jail
 from .scoring import withheld
 from .scoring.checks import EXPORT_FUNCTION, EXPORT_MODULE
-from .settings import SETUP_TIMEOUT
+from .settings import KERNEL_START_TIMEOUT, SETUP_TIMEOUT
 from .wire import MalformedReply, Status, parse_environment
 
 EXPLORATION_TAG = "exploration"
@@ -105,8 +105,10 @@ class NotebookSession:
     """
 
     def __init__(self, cells: list[str], notebook: tuple[str, bytes], jail: Jail, *, cell_timeout: float,
-                 notebook_timeout: float, deadline: float):
+                 notebook_timeout: float, deadline: float, setup_timeout: float = SETUP_TIMEOUT,
+                 kernel_start: float = KERNEL_START_TIMEOUT):
         self.cells, self.cell_timeout, self.notebook_timeout, self.deadline = cells, cell_timeout, notebook_timeout, deadline
+        self.setup_timeout = setup_timeout
         self.jail = jail
         self.handle = f"_grader_{secrets.token_hex(6)}"  # the harness's name in the kernel, unguessable
         self.errors: list[str] = []
@@ -116,7 +118,7 @@ class NotebookSession:
         # A hidden stand-in was sent: from then on, restarts included, no text of the kernel reaches results
         # (withheld.py). Set by the grader before the call that carries it.
         self.tainted = False
-        self.kernel = Kernel(jail, *notebook)
+        self.kernel = Kernel(jail, *notebook, startup_timeout=kernel_start)
         self._prepare()
 
     def remaining(self) -> float:
@@ -154,7 +156,7 @@ class NotebookSession:
             if self.remaining() <= 0:
                 break
         install = f"{self.handle} = {{}}\nexec(compile({HARNESS_SOURCE!r}, '<grader>', 'exec'), {self.handle})"
-        self.kernel.run(install, timeout=min(SETUP_TIMEOUT, max(self.remaining(), 1)))
+        self.kernel.run(install, timeout=min(self.setup_timeout, max(self.remaining(), 1)))
 
     def exchange(self, label: str, files: dict[str, bytes] | None = None) -> Exchange:
         """A fresh pair of folders for one call; the name is unguessable, so nothing can be planted in it."""

@@ -9,16 +9,16 @@ import contextlib
 import fcntl
 import os
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import submission as submission_files
 from ..autograder import Autograder, AutograderError
-from ..core import limits_from, make_job, prepare
+from ..core import make_job, prepare
 from ..isolation.sandbox import SandboxPlan
-from ..isolation.watchdog import Job, Supervisor
+from ..isolation.watchdog import Admission, Finished, Job, JobState, Runner, Supervisor
 from ..results import Outcome, failed_results, write_results
-from ..settings import MARGIN
+from ..settings import Limits
 from ..wire import Status
 from .discover import Submission, already_graded, content_hash, discover, skipped
 from .gradebook import Gradebook, write_gradebook
@@ -78,96 +78,171 @@ class _Locks:
             os.close(fd)
 
 
-def grade_batch(path, autograder, out, jobs: int | None = None, force: bool = False, plan: SandboxPlan | None = None,
+@dataclass(frozen=True, kw_only=True)
+class BatchOptions:
+    """How a class is graded: ``canvas``: {"roster": path, "assignment": column name} for a Canvas import
+    file; ``cluster``: a Dask scheduler's address, or local:N, to grade on its workers instead of here."""
+
+    jobs: int | None = None
+    force: bool = False
+    plan: SandboxPlan | None = None
+    progress: bool = True
+    canvas: dict | None = None
+    cluster: str | None = None
+    limits: Limits = field(default_factory=Limits)
+
+
+@dataclass(frozen=True)
+class _Pending:
+    sub: Submission
+    results_path: Path
+    digest: str
+
+
+@dataclass(frozen=True)
+class BatchPlan:
+    """A validated batch: what to grade, how, and where its results go (made by ``plan_batch``)."""
+
+    source: Path
+    out: Path
+    autograder: Autograder
+    plan: SandboxPlan
+    subs: tuple[Submission, ...]
+    todo: tuple[_Pending, ...]  # not graded yet with this autograder (or ``force``)
+    jobs: int
+    options: BatchOptions
+
+
+def grade_batch(path, autograder, out, *, jobs: int | None = None, force: bool = False, plan: SandboxPlan | None = None,
                 progress: bool = True, canvas: dict | None = None, cluster: str | None = None,
                 **timeouts: float) -> BatchReport:
-    """Grade a class into ``out`` (results/, grades.csv, ...); ``timeouts`` as for grade(); ``canvas``:
-    {"roster": path, "assignment": column name} for a Canvas import file; ``cluster``: a Dask scheduler's
-    address, or local:N, to grade on its workers instead of here."""
+    """Grade a class into ``out`` (results/, grades.csv, ...); ``timeouts`` as for grade(); see BatchOptions."""
+    options = BatchOptions(jobs=jobs, force=force, plan=plan, progress=progress, canvas=canvas, cluster=cluster,
+                           limits=Limits.of(**timeouts))
+    return run_batch(plan_batch(path, autograder, out, options))
+
+
+def plan_batch(path, autograder, out, options: BatchOptions) -> BatchPlan:
+    """Validate a batch (the autograder, its submissions, their assignment) and find what is left to grade."""
     out = Path(out)
-    autograder, plan = prepare(autograder, plan)
-    checks = autograder.checks
+    autograder, plan = prepare(autograder, options.plan)
     subs = discover(Path(path), out)
     if not subs:
         raise AutograderError(f"no submissions found in {path}")
     check_assignment(subs, autograder)
-    (out / "results").mkdir(parents=True, exist_ok=True)
-    locks = _Locks(out / "locks")
-    jobs = max(1, jobs or os.cpu_count() or 1)
-    limits = limits_from(**timeouts)
-    todo, by_key = [], {}
+    if options.cluster and not autograder.path.is_file():
+        raise AutograderError(f"{autograder.path}: a cluster needs the autograder zip, not a folder")
+    todo = []
     for sub in subs:
         digest = content_hash(sub.path) if sub.path.exists() else ""
         results_path = out / "results" / f"{sub.key}.json"
-        if force or not already_graded(results_path, digest, checks["version"]):
-            todo.append((sub, results_path, digest))
-            by_key[sub.key] = (sub, results_path, digest)
-    graded = 0
-    again: list[Job] = []  # ran out of time beside others: graded again alone after the parallel pass
+        if options.force or not already_graded(results_path, digest, autograder.checks["version"]):
+            todo.append(_Pending(sub, results_path, digest))
+    return BatchPlan(Path(path), out, autograder, plan, tuple(subs), tuple(todo),
+                     max(1, options.jobs or os.cpu_count() or 1), options)
 
-    def first_pass(job: Job, results: dict) -> None:
-        if _timed_out(results):
-            again.append(job)  # its lock stays held; nothing is written until it is graded alone
-        else:
-            finish(*by_key[job.key], results)
 
-    def finish(sub: Submission, results_path: Path, digest: str, results: dict) -> None:
-        nonlocal graded
-        results["extra_data"].update(submission=sub.key, submission_hash=digest, students=sub.students)
-        write_results(results_path, results)
-        locks.release(sub.key)
-        graded += 1
-        advance(results["extra_data"].get("status", "ok") != "ok")
-
-    def prepare_job(job: Job) -> str:
-        sub, results_path, digest = by_key[job.key]
-        if not locks.try_take(sub.key):
-            return "wait"  # another run grades it right now
-        if not force and already_graded(results_path, digest, checks["version"]):
-            locks.release(sub.key)  # that other run finished it
-            return "skip"
-        return "start"
-
-    interrupted = False
-    with _progress(progress, len(subs), len(subs) - len(todo)) as advance:
-        queue = []
-        for sub, results_path, digest in todo:
-            if sub.problem:  # nothing to run (the export lists a folder it lacks): no grade, and the row says why
-                if locks.try_take(sub.key):
-                    finish(sub, results_path, digest, _failed(checks, plan, sub.problem, Outcome.NOT_GRADED))
-                continue
-            queue.append(make_job(sub.key, sub.path, autograder, plan, limits))
-        runner, client = Supervisor(plan, jobs, MARGIN), None
-        if cluster:
-            from .cluster import ClusterRunner, connect
-
-            if not autograder.path.is_file():
-                raise AutograderError(f"{autograder.path}: a cluster needs the autograder zip, not a folder")
-            client = connect(cluster, kernels_share_network=plan.bwrap is None)
-            runner = ClusterRunner(client, autograder.path, timeouts)
+def run_batch(batch: BatchPlan) -> BatchReport:
+    """Grade a planned batch and write its gradebook (also when interrupted: what was graded stands)."""
+    (batch.out / "results").mkdir(parents=True, exist_ok=True)
+    run = _BatchRun(batch)
+    with _progress(batch.options.progress, len(batch.subs), len(batch.subs) - len(batch.todo)) as advance:
+        run.advance = advance
+        queue = run.jobs()
+        runner, client = _runner(batch)
         try:
-            runner.run(queue, first_pass, prepare=prepare_job)
-            for job in again:
-                runner.run([job], lambda job, results: finish(*by_key[job.key], _graded_alone(results)))
+            run.grade(runner, queue)
         except KeyboardInterrupt:
-            interrupted = True
+            run.interrupted = True
         finally:
             if client is not None:
                 _close(client)
-    book = write_gradebook(out, subs, checks, canvas)
-    return BatchReport(len(subs), graded, len(subs) - len(todo), out, book, skipped(Path(path)), interrupted)
+    book = write_gradebook(batch.out, list(batch.subs), batch.autograder.checks, batch.options.canvas)
+    return BatchReport(len(batch.subs), run.graded, len(batch.subs) - len(batch.todo), batch.out, book,
+                       skipped(batch.source), run.interrupted)
 
 
-def _timed_out(results: dict) -> bool:
-    return results.get("extra_data", {}).get("status", "").startswith(TIMEOUT)
+def _runner(batch: BatchPlan) -> tuple[Runner, object]:
+    """The local Supervisor (--jobs processes here), or, for ``cluster``, a ClusterRunner and its client."""
+    if not batch.options.cluster:
+        return Supervisor(batch.plan, batch.jobs, batch.options.limits.margin), None
+    from .cluster import ClusterRunner, connect
+
+    client = connect(batch.options.cluster, kernels_share_network=batch.plan.bwrap is None)
+    return ClusterRunner(client, batch.autograder.path, batch.options.limits), client
 
 
-def _graded_alone(results: dict) -> dict:
+class _BatchRun:
+    """One run of a batch: its locks, what it graded, and what is graded again alone."""
+
+    def __init__(self, batch: BatchPlan):
+        self.batch, self.checks = batch, batch.autograder.checks
+        self.locks = _Locks(batch.out / "locks")
+        self.by_key = {p.sub.key: p for p in batch.todo}
+        self.graded, self.interrupted = 0, False
+        self.again: list[Job] = []  # ran out of time beside others: graded again alone after the parallel pass
+        self.advance = lambda failed: None
+
+    def jobs(self) -> list[Job]:
+        """The jobs to run; a submission with nothing to run (the export lists a folder it lacks) gets its
+        no-grade results now, its row saying why."""
+        queue = []
+        for pending in self.batch.todo:
+            sub = pending.sub
+            if sub.problem:
+                if self.locks.try_take(sub.key):
+                    self.finish(pending, _failed(self.checks, self.batch.plan, sub.problem, Outcome.NOT_GRADED))
+                continue
+            queue.append(make_job(sub.key, sub.path, self.batch.autograder, self.batch.plan, self.batch.options.limits))
+        return queue
+
+    def grade(self, runner: Runner, queue: list[Job]) -> None:
+        with contextlib.closing(runner.finished(queue, prepare=self.prepare)) as done:
+            for item in done:
+                if _timed_out(item):
+                    self.again.append(item.job)  # its lock stays held; nothing is written until it is graded alone
+                else:
+                    self.finish(self.by_key[item.job.key], item.results)
+        for job in self.again:
+            with contextlib.closing(runner.finished([job])) as done:
+                for item in done:
+                    self.finish(self.by_key[job.key], _graded_alone(item))
+
+    def finish(self, pending: _Pending, results: dict) -> None:
+        sub = pending.sub
+        results["extra_data"].update(submission=sub.key, submission_hash=pending.digest, students=sub.students)
+        write_results(pending.results_path, results)
+        self.locks.release(sub.key)
+        self.graded += 1
+        self.advance(results["extra_data"].get("status", Status.OK.value) != Status.OK.value)
+
+    def prepare(self, job: Job) -> Admission:
+        pending = self.by_key[job.key]
+        if not self.locks.try_take(job.key):
+            return Admission.WAIT  # another run grades it right now
+        if not self.batch.options.force and already_graded(pending.results_path, pending.digest, self.checks["version"]):
+            self.locks.release(job.key)  # that other run finished it
+            return Admission.SKIP
+        return Admission.START
+
+
+def _timed_out(item: Finished) -> bool:
+    """Whether it ran out of time: ended at its deadline (a value of its runner), or its grading recorded a
+    timeout (a cell, a call or the budget: its status is wire.Status.TIMEOUT, first in the text that a
+    results.json keeps, which is all a worker's grader sends back)."""
+    if item.state is JobState.TIMED_OUT:
+        return True
+    status = item.results.get("extra_data", {}).get("status", "")
+    return item.state is JobState.GRADED and status.startswith(TIMEOUT)
+
+
+def _graded_alone(item: Finished) -> dict:
     """The results of a second grading, alone: said so, and a timeout now stands."""
+    results = item.results
     extra = results.setdefault("extra_data", {})
     extra["graded_alone"] = True
     note = "It ran out of time while graded beside other submissions, so it was graded again alone"
-    if _timed_out(results):
+    if _timed_out(item):
         extra["status"] = TIMEOUT + " (also when graded again alone)" + extra["status"][len(TIMEOUT):]
         note += ", and ran out of time again."
     else:

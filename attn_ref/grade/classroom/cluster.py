@@ -27,7 +27,9 @@ import zipfile
 from pathlib import Path
 
 from ..errors import GraderError
-from ..settings import MARGIN
+from ..isolation.watchdog import Admission, Finished, Job, JobState, Prepare, Runner
+from ..results import Outcome
+from ..settings import Limits
 
 REFUSED = 3  # the exit code of a grader that cannot isolate its kernels (--require-isolation)
 PARENT_ENV = "ATTN_REF_PARENT_PID"  # set for a worker's grader: it ends (and ends its kernels) with the worker
@@ -67,7 +69,7 @@ def connect(address: str, kernels_share_network: bool):
         raise ClusterError(f"--cluster {address}: no scheduler answered ({err})") from None
 
 
-def grade_on_worker(zip_bytes: bytes, notebook_name: str, notebook_bytes: bytes, timeouts: dict) -> dict:
+def grade_on_worker(zip_bytes: bytes, notebook_name: str, notebook_bytes: bytes, limits: Limits) -> dict:
     """Runs on a worker: one submission through the zip's own grader, in a process of its own."""
     with tempfile.TemporaryDirectory(prefix="attn-ref-worker-") as tmp:
         tmp = Path(tmp)
@@ -80,13 +82,11 @@ def grade_on_worker(zip_bytes: bytes, notebook_name: str, notebook_bytes: bytes,
         env = dict(os.environ, PYTHONPATH=str(tmp / "source"), **{PARENT_ENV: str(os.getpid())})
         cmd = [sys.executable, "-m", "attn_ref", "grade", str(submission), "--autograder", str(tmp / "autograder.zip"),
                "--results", str(tmp / "results.json"), "--require-isolation"]
-        for flag, key in (("--timeout", "budget"), ("--cell-timeout", "cell_timeout"), ("--call-timeout", "call_timeout")):
-            if timeouts.get(key) is not None:
-                cmd += [flag, str(timeouts[key])]
-        budget = float(timeouts.get("budget") or 480.0)
+        cmd += limits.to_flags()
+        budget = limits.backstop
         with subprocess.Popen(cmd, env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as grader:
             try:  # the grader keeps its own budget; this is the backstop
-                _, stderr = grader.communicate(timeout=budget + MARGIN + 60)
+                _, stderr = grader.communicate(timeout=budget)
             except subprocess.TimeoutExpired:
                 grader.terminate()  # SIGTERM: it ends its kernels on the way out
                 try:
@@ -111,61 +111,67 @@ def _notebook_file(path: Path) -> tuple[str, bytes]:
     return name, nbformat.writes(nb).encode()
 
 
-class ClusterRunner:
-    """Runs a batch's jobs on a Dask cluster, with the interface of the local Supervisor."""
+class ClusterRunner(Runner):
+    """Runs a batch's jobs on a Dask cluster, with the interface of the local Supervisor: each job's
+    submission is graded by a worker's grader under the job's limits (``Job.run`` is the local form of that
+    work: a grading process here), and ``Job.failed`` makes the results of what could not be graded."""
 
-    def __init__(self, client, autograder_path: Path, timeouts: dict):
-        self.client, self.timeouts = client, timeouts
+    def __init__(self, client, autograder_path: Path, limits: Limits | None = None):
+        self.client, self.limits = client, limits or Limits()
         self.zip = client.scatter(Path(autograder_path).read_bytes(), broadcast=True)
 
-    def run(self, jobs, on_done, prepare=None) -> None:
+    def finished(self, jobs, prepare: Prepare | None = None):
         from distributed import as_completed
-
-        from ..results import Outcome
-        from ..submission import SubmissionError
 
         pending, queue = {}, list(jobs)
         try:
             while queue or pending:
-                waiting = []
-                for job in queue:
-                    answer = prepare(job) if prepare else "start"
-                    if answer == "wait":
-                        waiting.append(job)
-                    elif answer == "start":
-                        try:
-                            name, data = _notebook_file(job.submission)
-                        except SubmissionError as err:
-                            on_done(job, job.failed(str(err), f"error: {err}", Outcome.STUDENT))  # its notebook
-                            continue
-                        future = self.client.submit(grade_on_worker, self.zip, name, data, self.timeouts, pure=False,
-                                                    key=f"attn-ref-{job.key}-{os.urandom(4).hex()}")
-                        pending[future] = job
-                queue = waiting
+                queue, failed = self._admit(queue, prepare, pending)
+                yield from failed
                 if not pending:
                     if queue:
                         time.sleep(0.5)  # every job left is locked by another grader; wait for it
                     continue
                 done = next(iter(as_completed(list(pending))))
                 job = pending.pop(done)
-                on_done(job, self._result(job, done))
+                yield self._result(job, done)
         finally:
             for future in pending:
                 future.cancel()
 
+    def _admit(self, queue: list[Job], prepare: Prepare | None, pending: dict) -> tuple[list[Job], list[Finished]]:
+        """Submit what may start; what must wait, and what failed before it could be sent."""
+        from ..submission import SubmissionError
+
+        waiting, failed = [], []
+        for job in queue:
+            answer = prepare(job) if prepare else Admission.START
+            if answer is Admission.WAIT:
+                waiting.append(job)
+            elif answer is Admission.START:
+                try:
+                    name, data = _notebook_file(job.submission)
+                except SubmissionError as err:  # its notebook: the student's 0, with failed_results' default status
+                    failed.append(Finished(job, JobState.FAILED, job.failed(str(err), None, Outcome.STUDENT)))
+                    continue
+                future = self.client.submit(grade_on_worker, self.zip, name, data, job.limits or self.limits, pure=False,
+                                            key=f"attn-ref-{job.key}-{os.urandom(4).hex()}")
+                pending[future] = job
+        return waiting, failed
+
     @staticmethod
-    def _result(job, future) -> dict:
+    def _result(job: Job, future) -> Finished:
         from distributed import KilledWorker
 
-        from ..results import Outcome
-
         try:
-            return future.result()
+            return Finished(job, JobState.GRADED, future.result())
         except KilledWorker:
             # its kernel is bounded in its own process, so a worker that keeps dying is the cluster's failure
-            return job.failed("grading it killed its Dask worker again and again",
-                              "not graded: its Dask worker died again and again", Outcome.NOT_GRADED)
+            return Finished(job, JobState.FAILED, job.failed("grading it killed its Dask worker again and again",
+                                                             "not graded: its Dask worker died again and again",
+                                                             Outcome.NOT_GRADED))
         except Exception as err:  # noqa: BLE001 - a failed task is one row with no grade (a worker refused it, ...)
-            return job.failed(f"the cluster could not grade it ({type(err).__name__}: {err})"[:500],
-                              f"not graded: the cluster could not grade it ({type(err).__name__}: {str(err)[:200]})",
-                              Outcome.NOT_GRADED)
+            return Finished(job, JobState.FAILED, job.failed(
+                f"the cluster could not grade it ({type(err).__name__}: {err})"[:500],
+                f"not graded: the cluster could not grade it ({type(err).__name__}: {str(err)[:200]})",
+                Outcome.NOT_GRADED))

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..results import Outcome, max_points, outcome, unit_name, write_atomically
+from ..wire import Status
 from .discover import Submission
 from .spreadsheet import write_csv
 from .written_pages import merge_written_scores, write_written_pages
@@ -164,7 +165,7 @@ def summary_lines(book: Gradebook) -> list[str]:
             lines.append(f"{unit:14} {statistics.mean(values):7.1f} {statistics.median(values):9.1f} {max(values):6.1f}")
     problems: dict[str, list[str]] = {}
     for g in book.graded:
-        if g.status != "ok":
+        if g.status != Status.OK.value:
             problems.setdefault(g.status, []).append(g.sub.key)
     bad = sum(len(v) for v in problems.values())
     lines.append(f"{submissions - bad} submissions ok, {bad} not ok")

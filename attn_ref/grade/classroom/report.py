@@ -27,6 +27,7 @@ import numpy as np
 
 from .. import submission as submission_files
 from ..results import write_atomically
+from ..wire import Status
 
 THRESHOLD = 0.75  # the share of a submission's tokens found in another's
 NOISE = 25  # copydetect's k: matches shorter than this many characters are noise
@@ -270,7 +271,7 @@ def _summary(book, measured: list[Measured], overview: list, scores: Comparison)
     groups = sum(len(g.sub.students) > 1 for g in graded)
     statuses: dict[str, int] = {}
     for g in graded:
-        if g.status != "ok":
+        if g.status != Status.OK.value:
             statuses[g.status] = statuses.get(g.status, 0) + 1
     bad = sum(statuses.values())
     common = sorted(statuses.items(), key=lambda item: (-item[1], item[0]))  # reasons can be many and long: the top few

@@ -43,7 +43,9 @@ class SandboxError(GraderError):
 
 
 @dataclass(frozen=True)
-class Limits:
+class ResourceLimits:
+    """A kernel's caps: memory, processes, files, disk, CPU time."""
+
     memory_bytes: int | None = 4 << 30  # address space per process (torch maps ~1.5 GB at import); None: no cap (CUDA)
     # resident memory of ALL the kernel's processes together (resources.py: a cgroup, or polled PSS); an
     # honest torch kernel holds ~300-400 MB, so this leaves room for big tensors but not for forks of hogs
@@ -67,7 +69,7 @@ class SandboxPlan:
     mounts: tuple[str, ...] = ()  # folders the interpreter needs, bound read-only into the namespaces
     tmp_size: bool = True  # bubblewrap can size the private /tmp
     cgroups: tuple[str, ...] = ()  # controllers a per-kernel cgroup is made with (probed; none: memory is polled)
-    limits: Limits = field(default_factory=Limits)
+    limits: ResourceLimits = field(default_factory=ResourceLimits)
     warnings: tuple[str, ...] = ()
 
     @property
@@ -199,7 +201,7 @@ def resolve(autograder: str | Path | None = None, python: str | None = None, nam
     mounts = tuple(sorted({str(Path(p).resolve()) for p in (prefix, base)}))
     plan = SandboxPlan(python=python, fresh_uids=root, bwrap=bwrap, mounts=mounts,
                        tmp_size=bool(bwrap) and _bwrap_sizes_tmpfs(bwrap), warnings=tuple(warnings),
-                       cgroups=resources.probe(Limits().processes))
+                       cgroups=resources.probe(ResourceLimits().processes))
     _PLANS[key] = plan
     return plan
 

@@ -11,6 +11,7 @@ a kernel past a bound is ended, and the reason is left in the jail for the resul
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -19,14 +20,17 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 
 import psutil
 
 from ..results import Outcome
-from ..settings import MARGIN
+from ..settings import MARGIN, Limits
+from ..wire import Status
 from . import cleanup, resources
 from .safeio import remove_tree
 from .sandbox import Jail, SandboxPlan
@@ -44,9 +48,53 @@ class Job:
 
     key: str
     run: Callable[[Jail], dict]
-    failed: Callable[[str, str, Outcome], dict]
+    failed: Callable[[str, str | None, Outcome], dict]  # status None: failed_results' default
     budget: float
-    submission: Path | None = None  # where it came from (a cluster sends it to a worker instead of running it here)
+    # what a runner that cannot run ``run`` here needs (a cluster sends the submission to a worker's grader,
+    # under these limits): where it came from, and its limits
+    submission: Path | None = None
+    limits: Limits | None = None
+
+
+class Admission(str, Enum):
+    """What a batch's ``prepare(job)`` says of a queued job."""
+
+    START = "start"  # grade it now
+    WAIT = "wait"  # try again later: another run holds it
+    SKIP = "skip"  # nothing to do (another run graded it)
+
+
+class JobState(str, Enum):
+    """How a job's grading ended, as its runner saw it (never read from its results' status text)."""
+
+    GRADED = "graded"  # its grading process (here, or a worker's) sent results
+    TIMED_OUT = "timed_out"  # ended at its budget plus the margin: results made by job.failed
+    FAILED = "failed"  # could not be graded (a guard, a dead process or worker, an unreadable notebook): job.failed
+
+
+@dataclass(frozen=True)
+class Finished:
+    job: Job
+    state: JobState
+    results: dict
+
+
+Prepare = Callable[[Job], Admission]
+
+
+class Runner(ABC):
+    """Grades jobs: the local Supervisor (forked processes) and the Dask ClusterRunner (workers)."""
+
+    @abstractmethod
+    def finished(self, jobs: Iterable[Job], prepare: Prepare | None = None) -> Iterator[Finished]:
+        """Grade every job, yielding each as it finishes; ``prepare(job)`` (an Admission) is asked before
+        each start. On KeyboardInterrupt (or when the iterator is closed), what runs is ended, reported never."""
+
+    def run(self, jobs: Iterable[Job], on_done: Callable[[Job, dict], None], prepare: Prepare | None = None) -> None:
+        """``on_done(job, results)`` once per finished job (see ``finished``)."""
+        with contextlib.closing(self.finished(jobs, prepare)) as done:
+            for item in done:
+                on_done(item.job, item.results)
 
 
 @dataclass
@@ -91,7 +139,7 @@ def _size(n: int) -> str:
     return f"{n / (1 << 30):g} GB" if n >= 1 << 30 else f"{n >> 20} MB"
 
 
-class Supervisor:
+class Supervisor(Runner):
     """Grades jobs in forked processes, at most ``jobs`` at once; see the module docstring."""
 
     def __init__(self, plan: SandboxPlan, jobs: int = 1, margin: float = MARGIN):
@@ -157,7 +205,7 @@ class Supervisor:
             except psutil.Error:
                 pass
 
-    def _finish(self, run: _Running, timed_out: bool) -> tuple[Job, dict]:
+    def _finish(self, run: _Running, timed_out: bool) -> Finished:
         if timed_out or run.exit_status is None:
             try:
                 os.kill(run.pid, signal.SIGKILL)
@@ -170,29 +218,39 @@ class Supervisor:
         self._drain(run)
         os.close(run.fd)
         del self.running[run.pid]
-        results = None
-        if not timed_out and run.exit_status == 0 and run.data:
-            try:
-                results = json.loads(bytes(run.data))
-            except ValueError:
-                results = None
-        if results is None:
-            job = run.job
-            if timed_out:
-                reason = (f"grading did not finish within its time budget ({job.budget:.0f} s + {self.margin:.0f} s); "
-                          "a cell or call may hang")
-                results = job.failed(reason, "timeout", Outcome.STUDENT)  # a hang is the notebook's (batch.py retries it alone)
-            elif run.guard_note:  # its kernel passed a disk or memory bound
-                results = job.failed(run.guard_note, "error: " + run.guard_note, Outcome.STUDENT)
-            else:  # the grading process is the grader's own: no grade exists
-                results = job.failed("the grading process ended unexpectedly; please tell your TA",
-                                     "not graded: the grader failed (its grading process died)", Outcome.NOT_GRADED)
-        if not isinstance(results, dict):
-            results = run.job.failed("the grading process sent no results", "not graded: the grader failed (no results)",
-                                     Outcome.NOT_GRADED)
+        sent = self._sent(run, timed_out)
+        if isinstance(sent, dict):
+            results, state = sent, JobState.GRADED
+        elif sent is not None:
+            results, state = run.job.failed("the grading process sent no results",
+                                            "not graded: the grader failed (no results)", Outcome.NOT_GRADED), JobState.FAILED
+        else:
+            results, state = self._failed(run, timed_out), JobState.TIMED_OUT if timed_out else JobState.FAILED
         results.setdefault("execution_time", round(time.monotonic() - run.started, 2))
         self._end_jail(run.jail)
-        return run.job, results
+        return Finished(run.job, state, results)
+
+    @staticmethod
+    def _sent(run: _Running, timed_out: bool):
+        """What its grading process sent, if it finished and it is JSON (None otherwise)."""
+        if timed_out or run.exit_status != 0 or not run.data:
+            return None
+        try:
+            return json.loads(bytes(run.data))
+        except ValueError:
+            return None
+
+    def _failed(self, run: _Running, timed_out: bool) -> dict:
+        job = run.job
+        if timed_out:
+            reason = (f"grading did not finish within its time budget ({job.budget:.0f} s + {self.margin:.0f} s); "
+                      "a cell or call may hang")
+            return job.failed(reason, Status.TIMEOUT.value, Outcome.STUDENT)  # a hang is the notebook's (batch.py retries it alone)
+        if run.guard_note:  # its kernel passed a disk or memory bound: the default status of the student's fault
+            return job.failed(run.guard_note, None, Outcome.STUDENT)
+        # the grading process is the grader's own: no grade exists
+        return job.failed("the grading process ended unexpectedly; please tell your TA",
+                          "not graded: the grader failed (its grading process died)", Outcome.NOT_GRADED)
 
     def _spare(self) -> set[int]:
         """Children this process must not reap behind the loop's back: live grading processes, and what ran before."""
@@ -277,57 +335,67 @@ class Supervisor:
 
     # ---- the loop ----------------------------------------------------------------------------------------
 
-    def run(self, jobs: list[Job], on_done: Callable[[Job, dict], None],
-            prepare: Callable[[Job], str] | None = None) -> None:
-        """Grade every job (or until ``stop()``); ``on_done(job, results)`` is called once per finished job.
-
-        ``prepare(job)`` may answer "start", "wait" (try again later: another run holds it) or "skip".
-        On KeyboardInterrupt, what runs is ended (no results for it) and the interrupt goes on up.
-        """
+    def finished(self, jobs: Iterable[Job], prepare: Prepare | None = None) -> Iterator[Finished]:
+        """Grade every job (or until ``stop()``), yielding each as it finishes; see Runner.finished."""
         queue = list(jobs)
         next_guard = 0.0
         try:
             while (queue and not self.stopping) or self.running:
-                waiting = []
-                while queue and not self.stopping and len(self.running) < self.max_jobs:
-                    job = queue.pop(0)
-                    answer = prepare(job) if prepare else "start"
-                    if answer == "start":
-                        self._start(job)
-                    elif answer == "wait":
-                        waiting.append(job)
-                queue = waiting + queue
-                fds = [run.fd for run in self.running.values() if not run.eof]
-                if fds:
-                    select.select(fds, [], [], 0.1)
-                else:
-                    time.sleep(0.05)
+                queue = self._admit(queue, prepare)
+                self._wait()
                 now = time.monotonic()
-                for run in list(self.running.values()):
-                    self._drain(run)
-                    try:
-                        pid, status = os.waitpid(run.pid, os.WNOHANG)
-                    except ChildProcessError:
-                        pid, status = run.pid, 1 << 8
-                    if pid == run.pid:
-                        run.exit_status = os.waitstatus_to_exitcode(status)
-                        on_done(*self._finish(run, timed_out=False))
-                    elif now > run.deadline:
-                        on_done(*self._finish(run, timed_out=True))
+                yield from self._collect(now)
                 if now >= next_guard:
                     self._guard()
                     self._sweep_orphans()
                     next_guard = now + GUARD_INTERVAL
         finally:
-            for run in list(self.running.values()):  # interrupted: end what is still running, report nothing
-                try:
-                    os.kill(run.pid, signal.SIGKILL)
-                    os.waitpid(run.pid, 0)
-                except (ProcessLookupError, ChildProcessError):
-                    pass
-                os.close(run.fd)
-                del self.running[run.pid]
-                self._end_jail(run.jail)
+            self._end_all()
+
+    def _admit(self, queue: list[Job], prepare: Prepare | None) -> list[Job]:
+        """Start queued jobs while there is room; what must wait stays first in the queue."""
+        waiting = []
+        while queue and not self.stopping and len(self.running) < self.max_jobs:
+            job = queue.pop(0)
+            answer = prepare(job) if prepare else Admission.START
+            if answer is Admission.START:
+                self._start(job)
+            elif answer is Admission.WAIT:
+                waiting.append(job)
+        return waiting + queue
+
+    def _wait(self) -> None:
+        fds = [run.fd for run in self.running.values() if not run.eof]
+        if fds:
+            select.select(fds, [], [], 0.1)
+        else:
+            time.sleep(0.05)
+
+    def _collect(self, now: float) -> Iterator[Finished]:
+        """The jobs whose grading process ended, or that passed their deadline."""
+        for run in list(self.running.values()):
+            self._drain(run)
+            try:
+                pid, status = os.waitpid(run.pid, os.WNOHANG)
+            except ChildProcessError:
+                pid, status = run.pid, 1 << 8
+            if pid == run.pid:
+                run.exit_status = os.waitstatus_to_exitcode(status)
+                yield self._finish(run, timed_out=False)
+            elif now > run.deadline:
+                yield self._finish(run, timed_out=True)
+
+    def _end_all(self) -> None:
+        """Interrupted: end what is still running, report nothing."""
+        for run in list(self.running.values()):
+            try:
+                os.kill(run.pid, signal.SIGKILL)
+                os.waitpid(run.pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+            os.close(run.fd)
+            del self.running[run.pid]
+            self._end_jail(run.jail)
 
     def stop(self) -> None:
         """Start nothing new; what runs is ended by the caller leaving ``run`` (or finishes)."""

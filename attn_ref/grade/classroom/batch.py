@@ -18,6 +18,7 @@ from ..core import limits_from, make_job, prepare
 from ..isolation.sandbox import SandboxPlan
 from ..isolation.watchdog import Job, Supervisor
 from ..results import Outcome, failed_results, write_results
+from ..scoring.checks import Checks
 from ..settings import MARGIN
 from ..wire import Status
 from .discover import Submission, already_graded, content_hash, discover, skipped
@@ -47,11 +48,11 @@ def check_assignment(subs: list[Submission], autograder: Autograder) -> None:
             nb, _ = submission_files.load(sub.path)
             names[nb.metadata.get("otter", {}).get("assignment_name")] += 1
     names.pop(None, None)
-    if names and names[checks["assignment"]] * 2 < sum(names.values()):  # most are for another assignment
+    if names and names[checks.assignment] * 2 < sum(names.values()):  # most are for another assignment
         common, count = names.most_common(1)[0]
         raise AutograderError(
             f"{count} of {sum(names.values())} submissions are for {common!r}, "
-            f"but the autograder is for {checks['assignment']!r}: pass that assignment's zip"
+            f"but the autograder is for {checks.assignment!r}: pass that assignment's zip"
         )
 
 
@@ -99,7 +100,7 @@ def grade_batch(path, autograder, out, jobs: int | None = None, force: bool = Fa
     for sub in subs:
         digest = content_hash(sub.path) if sub.path.exists() else ""
         results_path = out / "results" / f"{sub.key}.json"
-        if force or not already_graded(results_path, digest, checks["version"]):
+        if force or not already_graded(results_path, digest, checks.version):
             todo.append((sub, results_path, digest))
             by_key[sub.key] = (sub, results_path, digest)
     graded = 0
@@ -123,7 +124,7 @@ def grade_batch(path, autograder, out, jobs: int | None = None, force: bool = Fa
         sub, results_path, digest = by_key[job.key]
         if not locks.try_take(sub.key):
             return "wait"  # another run grades it right now
-        if not force and already_graded(results_path, digest, checks["version"]):
+        if not force and already_graded(results_path, digest, checks.version):
             locks.release(sub.key)  # that other run finished it
             return "skip"
         return "start"
@@ -183,10 +184,10 @@ def _close(client) -> None:
         cluster.close()
 
 
-def _failed(checks: dict, plan: SandboxPlan, reason: str, fault: Outcome) -> dict:
+def _failed(checks: Checks, plan: SandboxPlan, reason: str, fault: Outcome) -> dict:
     results = failed_results(checks, reason, fault)
     results["execution_time"] = 0.0
-    results["extra_data"].update(autograder_version=checks["version"], sandbox=plan.describe())
+    results["extra_data"].update(autograder_version=checks.version, sandbox=plan.describe())
     return results
 
 

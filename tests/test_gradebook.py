@@ -614,3 +614,15 @@ def test_text_that_cannot_be_written_or_shown_never_ends_the_batch(release, tmp_
     for produced in (run.stdout, (graded / "grades.csv").read_text(encoding="utf-8-sig"), (graded / "report.html").read_text()):
         assert "\x1b" not in produced and "\x07" not in produced
     assert "an answer" in (graded / "written" / "q1.html").read_text()
+
+
+def test_results_written_before_the_hashes_had_names_of_their_own_still_count(tmp_path):
+    """A batch's content hash was written as submission_hash: such results still skip the same submission."""
+    from attn_ref.grade.classroom.discover import already_graded
+
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"extra_data": {"submission_hash": "abc", "autograder_version": "v", "outcome": "graded"}}))
+    new = tmp_path / "new.json"
+    new.write_text(json.dumps({"extra_data": {"content_hash": "abc", "autograder_version": "v", "outcome": "graded"}}))
+    assert already_graded(old, "abc", "v") and already_graded(new, "abc", "v")
+    assert not already_graded(old, "abd", "v") and not already_graded(new, "abc", "w")

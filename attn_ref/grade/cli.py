@@ -21,7 +21,7 @@ from .classroom.gradebook import summary_lines
 from .core import grade
 from .isolation.cleanup import die_with_parent, make_undumpable
 from .isolation.sandbox import resolve
-from .results import Outcome, outcome, results_name, write_results
+from .results import FILE_HASH, Outcome, outcome, recorded_hash, results_name, write_results
 
 DEFAULT_OUT = "graded"
 
@@ -70,15 +70,15 @@ def _has_notebook(path: Path) -> bool:
 def _single_results_path(out: Path, submission: Path) -> tuple[Path, str]:
     """OUT/results/<stem>.json, unless that file holds another submission's results: never overwrite them."""
     path = out / "results" / results_name(submission)
-    digest = hashlib.sha256(submission.read_bytes() if submission.is_file() else str(submission.resolve()).encode()).hexdigest()
+    file_digest = hashlib.sha256(submission.read_bytes() if submission.is_file() else str(submission.resolve()).encode()).hexdigest()
     if path.exists():
         try:
-            same = json.loads(path.read_text()).get("extra_data", {}).get("submission_hash") == digest
+            same = recorded_hash(json.loads(path.read_text()).get("extra_data", {}), FILE_HASH) == file_digest
         except (OSError, ValueError):
             same = False
         if not same:
-            path = path.with_name(f"{path.stem}-{digest[:8]}.json")
-    return path, digest
+            path = path.with_name(f"{path.stem}-{file_digest[:8]}.json")
+    return path, file_digest
 
 
 def _written_files(out: Path, canvas: bool) -> list[str]:
@@ -162,9 +162,9 @@ def run_grade(args) -> int:
         if args.results is not None:
             results = grade(submission, autograder, results_path=args.results, plan=plan, **timeouts)
         else:
-            path, digest = _single_results_path(out, submission)
+            path, file_digest = _single_results_path(out, submission)
             results = grade(submission, autograder, results_path=path, plan=plan, write=False, **timeouts)
-            results["extra_data"]["submission_hash"] = digest
+            results["extra_data"][FILE_HASH] = file_digest
             write_results(path, results)
             print(f"results: {path}")
     except KeyboardInterrupt:

@@ -19,6 +19,18 @@ from .isolation.sandbox import SandboxPlan
 from .scoring.checks import Checks, QuestionUnit, Unit
 from .text import cap
 
+# extra_data keys that tie a results file to what it graded: two different hashes, so two names. (The seed of a
+# grading's probe inputs is a third, the submission's code cells with the seed key: scoring/inputs.py seed_for.)
+CONTENT_HASH = "content_hash"  # a class's batch: its files' names and bytes (discover.content_hash); skips work done
+FILE_HASH = "file_hash"  # one notebook graded alone: its bytes (a folder: its path); whose results OUT/results/<stem>.json holds
+LEGACY_HASH = "submission_hash"  # what both were written as before they had names of their own: still read
+
+
+def recorded_hash(extra: dict, key: str):
+    """The hash ``key`` names in a results file's extra_data, or the one an older grader wrote."""
+    return extra.get(key, extra.get(LEGACY_HASH))
+
+
 MAX_OUTPUT_TEXT = 8000  # one test's output
 MAX_NOTES = 4000  # the results' own output
 

@@ -17,7 +17,7 @@ from ..autograder import Autograder, AutograderError
 from ..core import limits_from, make_job, prepare
 from ..isolation.sandbox import SandboxPlan
 from ..isolation.watchdog import Job, Supervisor
-from ..results import Outcome, failed_results, write_results
+from ..results import CONTENT_HASH, Outcome, failed_results, write_results
 from ..scoring.checks import Checks
 from ..settings import MARGIN
 from ..wire import Status
@@ -98,11 +98,11 @@ def grade_batch(path, autograder, out, jobs: int | None = None, force: bool = Fa
     limits = limits_from(**timeouts)
     todo, by_key = [], {}
     for sub in subs:
-        digest = content_hash(sub.path) if sub.path.exists() else ""
+        content = content_hash(sub.path) if sub.path.exists() else ""
         results_path = out / "results" / f"{sub.key}.json"
-        if force or not already_graded(results_path, digest, checks.version):
-            todo.append((sub, results_path, digest))
-            by_key[sub.key] = (sub, results_path, digest)
+        if force or not already_graded(results_path, content, checks.version):
+            todo.append((sub, results_path, content))
+            by_key[sub.key] = (sub, results_path, content)
     graded = 0
     again: list[Job] = []  # ran out of time beside others: graded again alone after the parallel pass
 
@@ -112,19 +112,19 @@ def grade_batch(path, autograder, out, jobs: int | None = None, force: bool = Fa
         else:
             finish(*by_key[job.key], results)
 
-    def finish(sub: Submission, results_path: Path, digest: str, results: dict) -> None:
+    def finish(sub: Submission, results_path: Path, content: str, results: dict) -> None:
         nonlocal graded
-        results["extra_data"].update(submission=sub.key, submission_hash=digest, students=sub.students)
+        results["extra_data"].update({"submission": sub.key, CONTENT_HASH: content, "students": sub.students})
         write_results(results_path, results)
         locks.release(sub.key)
         graded += 1
         advance(results["extra_data"].get("status", "ok") != "ok")
 
     def prepare_job(job: Job) -> str:
-        sub, results_path, digest = by_key[job.key]
+        sub, results_path, content = by_key[job.key]
         if not locks.try_take(sub.key):
             return "wait"  # another run grades it right now
-        if not force and already_graded(results_path, digest, checks.version):
+        if not force and already_graded(results_path, content, checks.version):
             locks.release(sub.key)  # that other run finished it
             return "skip"
         return "start"
@@ -132,10 +132,10 @@ def grade_batch(path, autograder, out, jobs: int | None = None, force: bool = Fa
     interrupted = False
     with _progress(progress, len(subs), len(subs) - len(todo)) as advance:
         queue = []
-        for sub, results_path, digest in todo:
+        for sub, results_path, content in todo:
             if sub.problem:  # nothing to run (the export lists a folder it lacks): no grade, and the row says why
                 if locks.try_take(sub.key):
-                    finish(sub, results_path, digest, _failed(checks, plan, sub.problem, Outcome.NOT_GRADED))
+                    finish(sub, results_path, content, _failed(checks, plan, sub.problem, Outcome.NOT_GRADED))
                 continue
             queue.append(make_job(sub.key, sub.path, autograder, plan, limits))
         runner, client = Supervisor(plan, jobs, MARGIN), None

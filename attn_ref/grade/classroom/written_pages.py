@@ -64,7 +64,7 @@ def write_written_pages(folder: Path, book) -> None:
                           f'<span class="sid">{html.escape(sids)} · {html.escape(g.sub.path.name)}</span></div>{flag}{body}</div>')
         title = f"{item.question}: {item.title} (written part)"
         page = PAGE.format(title=html.escape(title), prompt=html.escape(item.prompt), count=len(book.graded),
-                           sheet=SHEET, points=item.get("points", 1.0), answers="\n".join(blocks))
+                           sheet=SHEET, points=item.points, answers="\n".join(blocks))
         write_atomically(folder / f"{item.question}.html", page.encode())
 
 

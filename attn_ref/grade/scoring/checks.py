@@ -1,7 +1,10 @@
 """checks.json: the hidden checks as data, from the builder to the grader inside the autograder zip.
 
-Validated field by field where it is read (``validate_checks``); the builder writes it
-(``attn_ref/release/checks.py``). Standard library only.
+Validated field by field where it is read (``validate_checks``), then typed (``typed_checks``; both at once:
+``read_checks``): the grader reads frozen dataclasses (``Checks``, its ``QuestionUnit``s with their ``Answer``s
+or ``FunctionUnit``s with their ``Probe``s and each probe's ``Arg``s, ``WrittenPart``s), never the raw dict;
+plain mappings remain only for what is free-form (a generator's parameters, a probe's options, the
+references). The builder writes it (``attn_ref/release/checks.py``). Standard library only.
 
 **checks.json** (builder -> grader, inside the autograder zip; ``validate_checks``)::
 

@@ -16,6 +16,7 @@ import nbformat
 
 from attn_ref.grade.classroom.discover import Submission
 from attn_ref.grade.classroom.gradebook import Gradebook, Graded
+from attn_ref.grade.scoring.checks import Checks, FunctionUnit, WrittenPart
 
 SOFTMAX = '''def softmax(x, axis=-1):
     """Softmax of x along axis, stable for large inputs: subtract the maximum along axis first.
@@ -88,10 +89,10 @@ def notebook(softmax: str, attention: str, answer: str) -> nbformat.NotebookNode
     return nbformat.v4.new_notebook(cells=cells)
 
 
-def checks() -> dict:
-    return {"assignment": "lab", "written": [WRITTEN],
-            "units": [{"name": "c1", "title": "Softmax", "function": "softmax", "starter": SOFTMAX + "    ...\n"},
-                      {"name": "c2", "title": "Attention", "function": "attention", "starter": ATTENTION + "    ...\n"}]}
+def checks() -> Checks:
+    return Checks("lab", (FunctionUnit("c1", "Softmax", "softmax", starter=SOFTMAX + "    ...\n"),
+                          FunctionUnit("c2", "Attention", "attention", starter=ATTENTION + "    ...\n")),
+                  (WrittenPart(**WRITTEN),))
 
 
 def make_class(folder: Path, scores: bool = True) -> Gradebook:

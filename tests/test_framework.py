@@ -239,7 +239,7 @@ def test_the_version_covers_what_decides_a_score_and_the_seed_only_the_probes(tm
     reference = course / "stats" / "stats_ref.py"
     reference.write_text(reference.read_text() + "\n# a fix in the reference: new bytes, same probes\n")
     second = load_autograder(autograder_zip(load_course(course, "stats")[0], "cpu", tmp_path / "b")).checks
-    assert first["version"] != second["version"] and first["seed_key"] == second["seed_key"]
+    assert first.version != second.version and first.seed_key == second.seed_key
 
 
 def test_a_regrade_with_a_changed_zip_regrades(stats_release, tmp_path):

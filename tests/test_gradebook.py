@@ -277,8 +277,9 @@ def test_gradebook_rows_hold_scores_as_numbers(tmp_path):
     """Scores reach the CSV writer as numbers, so a negative one is never escaped into text."""
     from attn_ref.grade.classroom.discover import Submission
     from attn_ref.grade.classroom.gradebook import Gradebook, Graded
+    from attn_ref.grade.scoring.checks import Checks, QuestionUnit, WrittenPart
 
-    checks = {"assignment": "practice", "units": [{"name": "q1"}], "written": [{"question": "q2", "points": 1}]}
+    checks = Checks("practice", (QuestionUnit("q1"),), (WrittenPart("q2", points=1),))
     sub = Submission("s", tmp_path / "=s.ipynb", [{"name": "-Ana", "sid": "", "email": ""}])
     (row,) = Gradebook(checks, [Graded(sub, {}, {"q1": -1.5}, {"q2_written": 0.5})]).rows
     assert (row["q1"], row["q2_written"], row["total"]) == (-1.5, 0.5, -1.0)
@@ -503,8 +504,9 @@ def _book(tmp_path):
     """A gradebook of two submissions, one full marks, one with no grade (its results: the grader failed)."""
     from attn_ref.grade.classroom.discover import Submission
     from attn_ref.grade.classroom.gradebook import Gradebook, Graded
+    from attn_ref.grade.scoring.checks import Answer, Checks, QuestionUnit
 
-    checks = {"assignment": "practice", "units": [{"name": "q1", "answers": [{"points": 2.0}]}], "written": []}
+    checks = Checks("practice", (QuestionUnit("q1", answers=(Answer("a", "int", 2.0, 1),)),))
     failed = {"tests": [{"name": "q1: x", "score": 0.0, "max_score": 2.0}],
               "extra_data": {"status": "not graded: the grader failed (its grading process died)", "outcome": "not_graded"}}
     return Gradebook(checks, [Graded(Submission("a", tmp_path / "a.ipynb"), {"extra_data": {"status": "ok"}}, {"q1": 2.0}),
@@ -581,8 +583,9 @@ def test_finding_a_units_code_is_linear_in_the_cell(tmp_path):
 
     script = ("import nbformat\nfrom attn_ref.grade.classroom.report import unit_code\n"
               "nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('\\n' * 900_000 + 'x = 1')])\n"
-              "assert unit_code(nb, {'function': 'softmax'}) == ''\n"
-              "assert len(unit_code(nb, {'answers': [{'name': 'x'}]})) == 20_000  # found, and capped\n")
+              "from attn_ref.grade.scoring.checks import Answer, FunctionUnit, QuestionUnit\n"
+              "assert unit_code(nb, FunctionUnit('t', function='softmax')) == ''\n"
+              "assert len(unit_code(nb, QuestionUnit('q', answers=(Answer('x', 'int', 1, 1),)))) == 20_000  # found, capped\n")
     subprocess.run([sys.executable, "-c", script], check=True, timeout=60)  # quadratic would take hours
 
 
@@ -611,3 +614,15 @@ def test_text_that_cannot_be_written_or_shown_never_ends_the_batch(release, tmp_
     for produced in (run.stdout, (graded / "grades.csv").read_text(encoding="utf-8-sig"), (graded / "report.html").read_text()):
         assert "\x1b" not in produced and "\x07" not in produced
     assert "an answer" in (graded / "written" / "q1.html").read_text()
+
+
+def test_results_written_before_the_hashes_had_names_of_their_own_still_count(tmp_path):
+    """A batch's content hash was written as submission_hash: such results still skip the same submission."""
+    from attn_ref.grade.classroom.discover import already_graded
+
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"extra_data": {"submission_hash": "abc", "autograder_version": "v", "outcome": "graded"}}))
+    new = tmp_path / "new.json"
+    new.write_text(json.dumps({"extra_data": {"content_hash": "abc", "autograder_version": "v", "outcome": "graded"}}))
+    assert already_graded(old, "abc", "v") and already_graded(new, "abc", "v")
+    assert not already_graded(old, "abd", "v") and not already_graded(new, "abc", "w")

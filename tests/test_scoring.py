@@ -4,6 +4,7 @@ replies, reading kernel files safely, the tolerance model and the static checks.
 import json
 import os
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ from course_units import ANSWERS
 
 from attn_ref import typerules
 from attn_ref.grade.isolation.safeio import UnsafeReply, read_reply
+from attn_ref.grade.scoring.checks import FunctionUnit, Probe
 from attn_ref.grade.scoring.comparators import check_answer, compare_array
 from attn_ref.grade.scoring.static import analyse, forbidden_uses
 from attn_ref.grade.session import is_otter_call
@@ -244,8 +246,8 @@ def test_reading_values_of_meta_tensors_is_no_evidence_of_a_device_bug(tmp_path,
     raw = dict(_FAILED_READING_VALUES, **({"meta_values_read": True} if flagged else {}))
     reply = parse_call_reply(json.dumps(raw).encode())
     assert reply.meta_values_read is flagged
-    task = {"name": "c3", "framework": "torch", "outputs": ["out", "weights"]}
-    probe = {"device": device, "dtype": "float64", "checks": ["matches_reference"], "options": {}}
+    task = FunctionUnit("c3", framework="torch", outputs=("out", "weights"))
+    probe = Probe("p", 1, "float64", device, ("matches_reference",))
     ok, message = check_probe(task, probe, [], None, Observation(reply, tmp_path, None))
     assert ok is passes
     assert ("not checked" in message) if passes else ("meta tensors" in message)
@@ -254,14 +256,15 @@ def test_reading_values_of_meta_tensors_is_no_evidence_of_a_device_bug(tmp_path,
 def test_only_an_earlier_function_that_lost_points_is_stood_in_for():
     from attn_ref.grade.scoring.functions import replaced, stand_ins
 
-    units = {"c3": {"function": "scaled_dot_product_attention", "substitute": "def scaled_dot_product_attention(...): ..."},
-             "c4": {"function": "causal_mask", "substitute": "def causal_mask(...): ..."}}
-    c5 = {"name": "c5", "builds_on": ["c3", "c4"]}
+    units = {"c3": FunctionUnit("c3", function="scaled_dot_product_attention",
+                                substitute="def scaled_dot_product_attention(...): ..."),
+             "c4": FunctionUnit("c4", function="causal_mask", substitute="def causal_mask(...): ...")}
+    c5 = FunctionUnit("c5", builds_on=("c3", "c4"))
     graded = [{"name": "c3: Scaled dot-product attention", "score": 10, "max_score": 10},
               {"name": "c4: A causal mask", "score": 8, "max_score": 10}]
     lost = replaced(c5, units, graded)
     assert lost == ["c4"]  # the student's own c3 (extra parameters and all) stays bound
-    assert stand_ins(units, lost) == {"causal_mask": units["c4"]["substitute"]}
+    assert stand_ins(units, lost) == {"causal_mask": units["c4"].substitute}
 
 
 def test_a_dtype_the_saved_values_do_not_have_is_malformed(tmp_path):
@@ -272,8 +275,8 @@ def test_a_dtype_the_saved_values_do_not_have_is_malformed(tmp_path):
     claim = {"protocol": 1, "ok": True, "form": "single", "count": 1,
              "outputs": [{"kind": "ndarray", "dtype": "float32", "device": "cpu", "shape": [2, 3], "file": "out0.npy"}]}
     obs = Observation(parse_call_reply(json.dumps(claim).encode()), tmp_path, None)
-    task = {"name": "c1", "framework": "numpy", "outputs": ["out"]}
-    probe = {"device": "cpu", "dtype": "float32", "checks": ["dtype_kept"], "options": {}}
+    task = FunctionUnit("c1", framework="numpy", outputs=("out",))
+    probe = Probe("p", 1, "float32", "cpu", ("dtype_kept",))
     ok, message = check_probe(task, probe, [], None, obs)
     assert not ok and "do not match its description" in message
 
@@ -294,10 +297,10 @@ def _sent(autograder, task: str, name: str | None = None, seed: int = 0):
     grading makes them."""
     from attn_ref.grade.scoring.inputs import generate, probe_rng, reference_outputs
 
-    t_index, unit = next((i, u) for i, u in enumerate(autograder.units) if u["name"] == task)
-    p_index, probe = next((i, p) for i, p in enumerate(unit["probes"]) if name in (None, p["name"]))
+    t_index, unit = next((i, u) for i, u in enumerate(autograder.units) if u.name == task)
+    p_index, probe = next((i, p) for i, p in enumerate(unit.probes) if name in (None, p.name))
     args = generate(probe, probe_rng(seed, t_index, p_index))
-    return probe, args, reference_outputs(autograder.reference(unit["reference"]), args)
+    return probe, args, reference_outputs(autograder.reference(unit.reference), args)
 
 
 # The lab's value probes whose inputs make the answer trivial; every other value probe is evidence.
@@ -313,8 +316,8 @@ def test_exactly_the_degenerate_value_probes_are_passed_by_a_placeholder(seed):
     from attn_ref.grade.scoring.evidence import compares_values, placeholder_passes
 
     autograder = _lab_autograder()
-    passed = {(unit["name"], probe["name"]) for unit in autograder.units for probe in unit["probes"]
-              if compares_values(probe) and placeholder_passes(*_sent(autograder, unit["name"], probe["name"], seed))}
+    passed = {(unit.name, probe.name) for unit in autograder.units for probe in unit.probes
+              if compares_values(probe) and placeholder_passes(*_sent(autograder, unit.name, probe.name, seed))}
     assert passed == DEGENERATE
 
 
@@ -362,8 +365,9 @@ def test_a_task_without_evidence_is_found_with_its_name():
 
     autograder = _lab_autograder()
     assert tasks_without_evidence(autograder, range(3)) == {}
-    c6 = next(u for u in autograder.units if u["name"] == "c6")
-    c6["probes"] = [p for p in c6["probes"] if p["name"] == "a single token (T = 1)" or p["device"] == "meta"]
+    c6 = autograder.checks.unit("c6")
+    c6 = replace(c6, probes=tuple(p for p in c6.probes if p.name == "a single token (T = 1)" or p.device == "meta"))
+    autograder.checks = replace(autograder.checks, units=tuple(c6 if u.name == "c6" else u for u in autograder.units))
     assert tasks_without_evidence(autograder, range(3)) == {"c6": 3}
 
 

@@ -14,7 +14,7 @@ from types import ModuleType
 from .errors import GraderError
 from .scoring import comparators as scoring
 from .scoring import inputs
-from .scoring.checks import InvalidChecks, validate_checks
+from .scoring.checks import Checks, FunctionUnit, InvalidChecks, Unit, read_checks, typed_checks
 
 CHECKS_FILE = "checks.json"
 
@@ -28,16 +28,20 @@ class Autograder:
     """checks.json (validated) and where its files are: a zip made by `attn-ref build`, or its unpacked folder."""
 
     path: Path
-    checks: dict
+    checks: Checks  # a checks.json dict that validate_checks accepted is typed here
     _modules: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.checks, dict):
+            self.checks = typed_checks(self.checks)
 
     @property
     def name(self) -> str:
-        return self.checks["assignment"]
+        return self.checks.assignment
 
     @property
-    def units(self) -> list[dict]:
-        return self.checks["units"]
+    def units(self) -> tuple[Unit, ...]:
+        return self.checks.units
 
     def read(self, name: str) -> bytes:
         if self.path.is_dir():
@@ -50,7 +54,7 @@ class Autograder:
         module the zip carries under references/, loaded from those bytes under a private name."""
         module_name, _, function = spec.partition(":")
         if module_name not in self._modules:
-            path = self.checks["references"].get(module_name, "missing")
+            path = self.checks.references.get(module_name, "missing")
             if path is None and module_name.split(".")[0] == "attn_ref":
                 self._modules[module_name] = importlib.import_module(module_name)
             elif isinstance(path, str) and path.startswith("references/"):
@@ -84,11 +88,11 @@ def load_autograder(path: str | Path) -> Autograder:
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise AutograderError(f"{path}: {CHECKS_FILE} is damaged") from None
     try:
-        validate_checks(data, generators=inputs.GENERATORS, comparators=scoring.CHECKS)
+        checks = read_checks(data, generators=inputs.GENERATORS, comparators=scoring.CHECKS)
     except InvalidChecks as err:
         raise AutograderError(f"{path}: {CHECKS_FILE} is not valid: {err}") from None
-    autograder = Autograder(path, data)
+    autograder = Autograder(path, checks)
     for unit in autograder.units:
-        if "reference" in unit:
-            autograder.reference(unit["reference"])  # fail now, not submission by submission
+        if isinstance(unit, FunctionUnit):
+            autograder.reference(unit.reference)  # fail now, not submission by submission
     return autograder

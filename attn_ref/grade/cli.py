@@ -22,7 +22,7 @@ from .classroom.gradebook import summary_lines
 from .core import grade
 from .isolation.cleanup import die_with_parent, make_undumpable
 from .isolation.sandbox import SandboxPlan, resolve
-from .results import Outcome, outcome, results_name, write_results
+from .results import FILE_HASH, Outcome, outcome, recorded_hash, results_name, write_results
 from .settings import Limits
 
 DEFAULT_OUT = "graded"
@@ -72,15 +72,15 @@ def _has_notebook(path: Path) -> bool:
 def _single_results_path(out: Path, submission: Path) -> tuple[Path, str]:
     """OUT/results/<stem>.json, unless that file holds another submission's results: never overwrite them."""
     path = out / "results" / results_name(submission)
-    digest = hashlib.sha256(submission.read_bytes() if submission.is_file() else str(submission.resolve()).encode()).hexdigest()
+    file_digest = hashlib.sha256(submission.read_bytes() if submission.is_file() else str(submission.resolve()).encode()).hexdigest()
     if path.exists():
         try:
-            same = json.loads(path.read_text()).get("extra_data", {}).get("submission_hash") == digest
+            same = recorded_hash(json.loads(path.read_text()).get("extra_data", {}), FILE_HASH) == file_digest
         except (OSError, ValueError):
             same = False
         if not same:
-            path = path.with_name(f"{path.stem}-{digest[:8]}.json")
-    return path, digest
+            path = path.with_name(f"{path.stem}-{file_digest[:8]}.json")
+    return path, file_digest
 
 
 def _written_files(out: Path, canvas: bool) -> list[str]:
@@ -216,9 +216,9 @@ def _grade_one(request: GradeRequest) -> int:
         if request.results is not None:
             results = grade(submission, autograder, results_path=request.results, plan=plan, limits=request.limits)
         else:
-            path, digest = _single_results_path(request.out, submission)
+            path, file_digest = _single_results_path(request.out, submission)
             results = grade(submission, autograder, results_path=path, plan=plan, write=False, limits=request.limits)
-            results["extra_data"]["submission_hash"] = digest
+            results["extra_data"][FILE_HASH] = file_digest
             write_results(path, results)
             print(f"results: {path}")
     except KeyboardInterrupt:

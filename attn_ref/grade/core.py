@@ -25,6 +25,7 @@ from .isolation.sandbox import Jail, SandboxError, SandboxPlan, resolve
 from .isolation.watchdog import TRIP_FILE, Job, Supervisor, run_alone
 from .results import MAX_NOTES, TEXT, Outcome, failed_results, record, results_name, write_results, written_entries
 from .scoring import static
+from .scoring.checks import Checks, FunctionUnit, Unit
 from .scoring.context import REFERENCE_MESSAGE, GradingContext, UnitResults
 from .scoring.functions import grade_functions
 from .scoring.inputs import seed_for
@@ -40,17 +41,17 @@ GRADERS = {"questions": grade_questions, "functions": grade_functions}  # one pe
 __all__ = ["AutograderError", "SandboxError", "grade", "grade_under_seeds", "load_autograder"]
 
 
-def written_questions(checks: dict) -> list[tuple[str, str]]:
-    return [(item["question"], item["prompt"]) for item in checks.get("written", [])]
+def written_questions(checks: Checks) -> list[tuple[str, str]]:
+    return [(item.question, item.prompt) for item in checks.written]
 
 
-def _static_analysis(code: list[str], units: list[dict]) -> static.Analysis:
-    by_name = {u["name"]: u for u in units}
+def _static_analysis(code: list[str], units: tuple[Unit, ...]) -> static.Analysis:
+    by_name = {u.name: u for u in units}
     tasks = {}
     for u in units:
-        if "function" in u:
-            stand_ins = [by_name[n]["function"] for n in u.get("builds_on", []) if by_name[n].get("substitute")]
-            tasks[u["name"]] = (u["function"], u["forbidden"], stand_ins)
+        if isinstance(u, FunctionUnit):
+            stand_ins = [by_name[n].function for n in u.builds_on if by_name[n].substitute]
+            tasks[u.name] = (u.function, list(u.forbidden), stand_ins)
     return static.analyse(code, tasks)
 
 
@@ -70,7 +71,7 @@ def running(nb, filename: str, autograder: Autograder, jail: Jail, limits: Limit
             env = session.environment(limits.call)
         except BudgetExhausted:
             env = {}
-        yield GradingContext(autograder, session, limits, analysis, seed_for(code, autograder.checks["seed_key"]), env)
+        yield GradingContext(autograder, session, limits, analysis, seed_for(code, autograder.checks.seed_key), env)
     finally:
         session.shutdown()
 
@@ -79,7 +80,7 @@ def _results(ctx: GradingContext, graded: UnitResults, jail: Jail) -> dict:
     checks, session = ctx.checks, ctx.session
     trip = jail.base / TRIP_FILE
     stopped = "; ".join(trip.read_text().splitlines()) if trip.exists() else ""
-    notes = [f"Graded by attn-ref {attn_ref.__version__} (autograder {checks['version'][:12]}).",
+    notes = [f"Graded by attn-ref {attn_ref.__version__} (autograder {checks.version[:12]}).",
              "Public checks look at types and shapes; these hidden checks compare values."]
     if ctx.banned:
         notes.append(REFERENCE_MESSAGE + ".")
@@ -112,7 +113,7 @@ def grade_in_jail(submission_path, autograder: Autograder, jail: Jail, limits: L
             nb, filename = submission.load(submission_path)
             submission.check_assignment(nb, autograder.name)
             with running(nb, filename, autograder, jail, limits, start + limits.budget) as ctx:
-                results = _results(ctx, GRADERS[autograder.checks["kind"]](ctx), jail)
+                results = _results(ctx, GRADERS[autograder.checks.kind](ctx), jail)
             results["tests"] += written_entries(autograder.checks, written_answers(nb, written_questions(autograder.checks)))
     except submission.SubmissionError as err:  # the notebook itself (corrupt, another assignment): its 0 stands
         results = failed_results(autograder.checks, str(err), Outcome.STUDENT)
@@ -145,7 +146,7 @@ def prepare(autograder, plan: SandboxPlan | None) -> tuple[Autograder, SandboxPl
     if not isinstance(autograder, Autograder):
         autograder = load_autograder(autograder)
     plan = plan or resolve(autograder.path if autograder.path.is_dir() else None)
-    return autograder, (plan.for_gpu() if autograder.checks["runner"] == "gpu" else plan)
+    return autograder, (plan.for_gpu() if autograder.checks.runner == "gpu" else plan)
 
 
 def grade(submission_path, autograder, out_dir=None, results_path=None, *, limits: Limits | None = None,

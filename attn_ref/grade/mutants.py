@@ -29,14 +29,14 @@ def probe_mutants(notebook_path, autograder, mutants: dict[str, list[tuple[str, 
         cells = [c.source for c in nb.cells if c.cell_type == "code"]
         verdicts: dict = {}
         with running(nb, filename, autograder, jail, limits, time.monotonic() + budget) as ctx:
-            by_name = {t["name"]: t for t in autograder.units}
+            by_name = autograder.checks.by_name
             for t_index, task in enumerate(autograder.units):
-                own = next((c for c in cells if f"def {task['function']}(" in c), None)
-                for label, source in mutants.get(task["name"], []):
+                own = next((c for c in cells if f"def {task.function}(" in c), None)
+                for label, source in mutants.get(task.name, []):
                     ctx.session.kernel.run(source, timeout=limits.cell)
                     _, extra, _ = grade_task(ctx, t_index, task, by_name, [])
-                    verdicts.setdefault(task["name"], {})[label] = {p["probe"]: p["passed"] for p in extra["probes"]}
-                if own is not None and mutants.get(task["name"]):
+                    verdicts.setdefault(task.name, {})[label] = {p["probe"]: p["passed"] for p in extra["probes"]}
+                if own is not None and mutants.get(task.name):
                     ctx.session.kernel.run(own, timeout=limits.cell)
         return {"mutants": verdicts}
 

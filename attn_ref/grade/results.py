@@ -16,7 +16,20 @@ import numpy as np
 import attn_ref
 
 from .isolation.sandbox import SandboxPlan
+from .scoring.checks import Checks, QuestionUnit, Unit
 from .text import cap
+
+# extra_data keys that tie a results file to what it graded: two different hashes, so two names. (The seed of a
+# grading's probe inputs is a third, the submission's code cells with the seed key: scoring/inputs.py seed_for.)
+CONTENT_HASH = "content_hash"  # a class's batch: its files' names and bytes (discover.content_hash); skips work done
+FILE_HASH = "file_hash"  # one notebook graded alone: its bytes (a folder: its path); whose results OUT/results/<stem>.json holds
+LEGACY_HASH = "submission_hash"  # what both were written as before they had names of their own: still read
+
+
+def recorded_hash(extra: dict, key: str):
+    """The hash ``key`` names in a results file's extra_data, or the one an older grader wrote."""
+    return extra.get(key, extra.get(LEGACY_HASH))
+
 
 MAX_OUTPUT_TEXT = 8000  # one test's output
 MAX_NOTES = 4000  # the results' own output
@@ -27,20 +40,20 @@ MAX_NOTES = 4000  # the results' own output
 TEXT = "text"
 
 
-def max_points(unit: dict, cuda: bool) -> float:
-    if "answers" in unit:
-        return sum(a["points"] for a in unit["answers"])
-    return sum(p["points"] for p in unit["probes"] if cuda or p["device"] != "cuda")
+def max_points(unit: Unit, cuda: bool) -> float:
+    if isinstance(unit, QuestionUnit):
+        return sum(a.points for a in unit.answers)
+    return sum(p.points for p in unit.probes if cuda or p.device != "cuda")
 
 
-def entry(unit: dict, lines: list[tuple[bool, str, float, str]], visibility: str, cuda: bool = False) -> dict:
+def entry(unit: Unit, lines: list[tuple[bool, str, float, str]], visibility: str, cuda: bool = False) -> dict:
     """One Gradescope test entry; lines are (passed, label, points, message: why it failed, or a note)."""
     output = "\n".join(
         f"{'✓' if ok else '✗'} {label} ({points if ok else 0:g}/{points:g})" + (f": {msg}" if msg else "")
         for ok, label, points, msg in lines
     )
     return {
-        "name": f"{unit['name']}: {unit['title']}",
+        "name": f"{unit.name}: {unit.title}",
         "score": round(sum(points for ok, _, points, _ in lines if ok), 6),
         "max_score": max_points(unit, cuda),
         "output": cap(output, MAX_OUTPUT_TEXT),
@@ -52,17 +65,17 @@ def entry(unit: dict, lines: list[tuple[bool, str, float, str]], visibility: str
 MAX_WRITTEN = 5000  # characters of a written answer shown to graders
 
 
-def written_entries(checks: dict, answers: dict[str, dict]) -> list[dict]:
+def written_entries(checks: Checks, answers: dict[str, dict]) -> list[dict]:
     """One entry per written answer, for manual questions on Gradescope: 0 automatic points, the student's
     text escaped inside <pre> (never Markdown, which would pass HTML and images to graders' browsers),
     visible to graders only."""
     entries = []
-    for item in checks.get("written", []):
-        found = answers.get(item["question"], {"text": "", "in_prompt": False})
+    for item in checks.written:
+        found = answers.get(item.question, {"text": "", "in_prompt": False})
         text = found["text"] or "(no answer)"
         note = "<p><b>Typed into the question's prompt cell.</b></p>" if found["in_prompt"] else ""
         clipped = html.escape(text[:MAX_WRITTEN]) + (" [… cut]" if len(text) > MAX_WRITTEN else "")
-        entries.append({"name": f"{item['question']}_written: {item['title']} (written, graded by hand)", "score": 0.0,
+        entries.append({"name": f"{item.question}_written: {item.title} (written, graded by hand)", "score": 0.0,
                         "max_score": 0.0, "output": f"{note}<pre>{clipped}</pre>", "output_format": "html",
                         "visibility": "hidden", "tags": ["written"]})
     return entries
@@ -93,26 +106,26 @@ def outcome(results: dict) -> Outcome:
         return Outcome.NOT_GRADED  # a value this version does not know: no grade is assumed
 
 
-def failed_results(checks: dict, reason: str, fault: Outcome, status: str | None = None) -> dict:
+def failed_results(checks: Checks, reason: str, fault: Outcome, status: str | None = None) -> dict:
     """Score 0 everywhere, with the reason, for a submission that could not be run; ``fault`` says whether
     that 0 is the student's (STUDENT) or no grade at all (NOT_GRADED), whose status then says "not graded"."""
     reason = cap(reason, 1000)
     tests = [
-        {"name": f"{u['name']}: {u['title']}", "score": 0.0, "max_score": max_points(u, False),
-         "output": f"Not graded: {reason}", "output_format": TEXT, "visibility": checks["visibility"]}
-        for u in checks["units"]
+        {"name": f"{u.name}: {u.title}", "score": 0.0, "max_score": max_points(u, False),
+         "output": f"Not graded: {reason}", "output_format": TEXT, "visibility": checks.visibility}
+        for u in checks.units
     ]
     default = f"not graded: {reason}" if fault is Outcome.NOT_GRADED else f"error: {reason}"
     return {"score": 0.0, "output": f"Your submission could not be graded: {reason}", "output_format": TEXT, "tests": tests,
             "extra_data": {"status": cap(status, 1000) if status else default, "outcome": fault.value}}
 
 
-def record(results: dict, checks: dict, plan: SandboxPlan) -> dict:
+def record(results: dict, checks: Checks, plan: SandboxPlan) -> dict:
     """What every results file says about the grader, whatever happened to the submission."""
     extra = results.setdefault("extra_data", {})
     extra.update(
-        assignment=checks["assignment"],
-        autograder_version=checks["version"],
+        assignment=checks.assignment,
+        autograder_version=checks.version,
         attn_ref_version=attn_ref.__version__,
         sandbox=plan.describe(),
         grader={"python": platform.python_version(), "numpy": np.__version__, "uid": os.geteuid(),

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import nbformat
 
+from ..grade.scoring.checks import read_checks
 from .course import load_assignment, load_registry
 
 TIMEOUT = 900
@@ -103,8 +104,8 @@ def _run_autograder(zip_path: Path, solution: Path, work: Path) -> dict:
 
 def check_zip(zip_path: Path, release: Path, course: Path) -> list[Row]:
     with zipfile.ZipFile(zip_path) as archive:
-        checks = json.loads(archive.read("checks.json"))
-    name = checks["assignment"]
+        checks = read_checks(json.loads(archive.read("checks.json")))  # the format alone: the zip's grader has its registries
+    name = checks.assignment
     entry = next((e for e in load_registry(course) if e.name == name), None)
     if entry is None:
         return [Row(name, "in the course registry", False, f"{course / 'registry.py'} has no assignment {name!r}")]

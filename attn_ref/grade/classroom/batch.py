@@ -17,7 +17,8 @@ from ..autograder import Autograder, AutograderError
 from ..core import make_job, prepare
 from ..isolation.sandbox import SandboxPlan
 from ..isolation.watchdog import Admission, Finished, Job, JobState, Runner, Supervisor
-from ..results import Outcome, failed_results, write_results
+from ..results import CONTENT_HASH, Outcome, failed_results, write_results
+from ..scoring.checks import Checks
 from ..settings import Limits
 from ..wire import Status
 from .discover import Submission, already_graded, content_hash, discover, skipped
@@ -47,11 +48,11 @@ def check_assignment(subs: list[Submission], autograder: Autograder) -> None:
             nb, _ = submission_files.load(sub.path)
             names[nb.metadata.get("otter", {}).get("assignment_name")] += 1
     names.pop(None, None)
-    if names and names[checks["assignment"]] * 2 < sum(names.values()):  # most are for another assignment
+    if names and names[checks.assignment] * 2 < sum(names.values()):  # most are for another assignment
         common, count = names.most_common(1)[0]
         raise AutograderError(
             f"{count} of {sum(names.values())} submissions are for {common!r}, "
-            f"but the autograder is for {checks['assignment']!r}: pass that assignment's zip"
+            f"but the autograder is for {checks.assignment!r}: pass that assignment's zip"
         )
 
 
@@ -96,7 +97,7 @@ class BatchOptions:
 class _Pending:
     sub: Submission
     results_path: Path
-    digest: str
+    content: str  # the hash of its files (the batch skips what it has graded)
 
 
 @dataclass(frozen=True)
@@ -134,10 +135,10 @@ def plan_batch(path, autograder, out, options: BatchOptions) -> BatchPlan:
         raise AutograderError(f"{autograder.path}: a cluster needs the autograder zip, not a folder")
     todo = []
     for sub in subs:
-        digest = content_hash(sub.path) if sub.path.exists() else ""
+        content = content_hash(sub.path) if sub.path.exists() else ""
         results_path = out / "results" / f"{sub.key}.json"
-        if options.force or not already_graded(results_path, digest, autograder.checks["version"]):
-            todo.append(_Pending(sub, results_path, digest))
+        if options.force or not already_graded(results_path, content, autograder.checks.version):
+            todo.append(_Pending(sub, results_path, content))
     return BatchPlan(Path(path), out, autograder, plan, tuple(subs), tuple(todo),
                      max(1, options.jobs or os.cpu_count() or 1), options)
 
@@ -210,7 +211,7 @@ class _BatchRun:
 
     def finish(self, pending: _Pending, results: dict) -> None:
         sub = pending.sub
-        results["extra_data"].update(submission=sub.key, submission_hash=pending.digest, students=sub.students)
+        results["extra_data"].update({"submission": sub.key, CONTENT_HASH: pending.content, "students": sub.students})
         write_results(pending.results_path, results)
         self.locks.release(sub.key)
         self.graded += 1
@@ -220,7 +221,7 @@ class _BatchRun:
         pending = self.by_key[job.key]
         if not self.locks.try_take(job.key):
             return Admission.WAIT  # another run grades it right now
-        if not self.batch.options.force and already_graded(pending.results_path, pending.digest, self.checks["version"]):
+        if not self.batch.options.force and already_graded(pending.results_path, pending.content, self.checks.version):
             self.locks.release(job.key)  # that other run finished it
             return Admission.SKIP
         return Admission.START
@@ -258,10 +259,10 @@ def _close(client) -> None:
         cluster.close()
 
 
-def _failed(checks: dict, plan: SandboxPlan, reason: str, fault: Outcome) -> dict:
+def _failed(checks: Checks, plan: SandboxPlan, reason: str, fault: Outcome) -> dict:
     results = failed_results(checks, reason, fault)
     results["execution_time"] = 0.0
-    results["extra_data"].update(autograder_version=checks["version"], sandbox=plan.describe())
+    results["extra_data"].update(autograder_version=checks.version, sandbox=plan.describe())
     return results
 
 

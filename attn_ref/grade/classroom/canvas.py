@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import GraderError
+from ..scoring.checks import Checks
 from .spreadsheet import FORMULA_WORDS, needs_escape, write_csv
 
 ROSTER_FIELDS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -64,11 +65,11 @@ def _plain(name: str) -> str:
     return " ".join(name.split()).casefold()
 
 
-def choose_column(columns: list[str], checks: dict, given: str | None) -> tuple[str, str]:
+def choose_column(columns: list[str], checks: Checks, given: str | None) -> tuple[str, str]:
     """The column canvas.csv fills, and a line saying which and why (the TA reads it before importing)."""
     if given:
         return given, f"canvas.csv: filling the column {given!r} (--canvas-assignment)"
-    names = [checks[k] for k in ("title", "assignment") if checks.get(k)]
+    names = [name for name in (checks.title, checks.assignment) if name]
     found = [c for c in columns if _plain(_CANVAS_ID.sub("", c)) in {_plain(n) for n in names}]
     new = names[0]
     if len(found) == 1:

@@ -128,6 +128,7 @@ def skipped(path: Path) -> list[str]:
 
 
 def content_hash(path: Path) -> str:
+    """A submission's files, names and bytes: a results file graded from the same ones need not be graded again."""
     digest = hashlib.sha256()
     files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
     for file in files:
@@ -136,10 +137,10 @@ def content_hash(path: Path) -> str:
     return digest.hexdigest()
 
 
-def already_graded(results_path: Path, submission_hash: str, version: str) -> bool:
+def already_graded(results_path: Path, content_digest: str, version: str) -> bool:
     """Whether these results stand for this submission and autograder; results with no grade (the grader
     or its kernel failed) never do, so a rerun tries again instead of keeping the hole."""
-    from ..results import Outcome, outcome
+    from ..results import CONTENT_HASH, Outcome, outcome, recorded_hash
 
     try:
         results = json.loads(results_path.read_text())
@@ -148,7 +149,7 @@ def already_graded(results_path: Path, submission_hash: str, version: str) -> bo
         return False
     if not isinstance(extra, dict) or outcome(results) is Outcome.NOT_GRADED:
         return False
-    return extra.get("submission_hash") == submission_hash and extra.get("autograder_version") == version
+    return recorded_hash(extra, CONTENT_HASH) == content_digest and extra.get("autograder_version") == version
 
 
 # ---- the class ---------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..results import Outcome, max_points, outcome, unit_name, write_atomically
+from ..scoring.checks import Checks
 from ..wire import Status
 from .discover import Submission
 from .spreadsheet import write_csv
@@ -57,7 +58,7 @@ class Graded:
 
 @dataclass
 class Gradebook:
-    checks: dict
+    checks: Checks
     graded: list[Graded]
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the run chose or left out, printed with the summary
@@ -68,16 +69,16 @@ class Gradebook:
 
     @property
     def units(self) -> list[str]:
-        return [u["name"] for u in self.checks["units"]]
+        return [u.name for u in self.checks.units]
 
     @property
     def written_units(self) -> list[str]:
-        return [f"{w['question']}_written" for w in self.checks.get("written", [])]
+        return [f"{w.question}_written" for w in self.checks.written]
 
     def maximum(self, unit: str) -> float:
         if unit.endswith("_written"):
-            return next(w.get("points", 1.0) for w in self.checks["written"] if f"{w['question']}_written" == unit)
-        return max_points(next(u for u in self.checks["units"] if u["name"] == unit), False)
+            return next(w.points for w in self.checks.written if f"{w.question}_written" == unit)
+        return max_points(self.checks.unit(unit), False)
 
     @property
     def rows(self) -> list[dict]:
@@ -107,7 +108,7 @@ def _results(out: Path, sub: Submission) -> dict:
     return {"tests": [], "extra_data": {"status": NOT_GRADED_YET, "outcome": Outcome.NOT_GRADED.value}}
 
 
-def collect(out: Path, subs: list[Submission], checks: dict) -> Gradebook:
+def collect(out: Path, subs: list[Submission], checks: Checks) -> Gradebook:
     graded = []
     for sub in subs:
         results = _results(out, sub)
@@ -118,13 +119,13 @@ def collect(out: Path, subs: list[Submission], checks: dict) -> Gradebook:
     return Gradebook(checks, graded)
 
 
-def write_gradebook(out: Path, subs: list[Submission], checks: dict, canvas: dict | None = None) -> Gradebook:
+def write_gradebook(out: Path, subs: list[Submission], checks: Checks, canvas: dict | None = None) -> Gradebook:
     """grades.csv, written/ (pages and score sheet), summary.png, report.html and, where asked, canvas.csv."""
     (out / "locks").mkdir(parents=True, exist_ok=True)
     with open(out / "locks" / "gradebook.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two runs on one folder take turns here
         book = collect(out, subs, checks)
-        if checks.get("written"):
+        if checks.written:
             write_written_pages(out / "written", book)
             book.warnings += merge_written_scores(out / "written", book)
         fields = ["name", "sid", "email", "submission", *book.units, *book.written_units, "total", "status"]
@@ -190,7 +191,7 @@ def summary_figure(book: Gradebook):
     left.set_xlabel("automatic total, % of the points")
     left.set_ylabel("submissions")
     missing = len(book.graded) - len(book.with_grade)
-    left.set_title(f"{book.checks['assignment']}: totals ({len(book.with_grade)} submissions"
+    left.set_title(f"{book.checks.assignment}: totals ({len(book.with_grade)} submissions"
                    + (f"; {missing} with no grade left out)" if missing else ")"))
     right.bar(units, [statistics.mean(_percent(book, u)) for u in units])
     right.set_ylim(0, 100)

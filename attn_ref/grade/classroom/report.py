@@ -27,6 +27,7 @@ import numpy as np
 
 from .. import submission as submission_files
 from ..results import write_atomically
+from ..scoring.checks import FunctionUnit, Unit
 from ..wire import Status
 
 THRESHOLD = 0.75  # the share of a submission's tokens found in another's
@@ -40,15 +41,15 @@ SUMMARY_ROWS = 8  # differing scores in the summary (the rest in the full list):
 SUMMARY_NAMES = 5  # names per line of the summary
 
 
-def unit_code(nb, unit: dict) -> str:
+def unit_code(nb, unit: Unit) -> str:
     r"""The code a submission wrote for one unit: the cell(s) defining its function or assigning its answers.
 
     Patterns match within a line only (``[ \t]``, never ``\s``): ``^\s*`` across a cell of blank lines is
     quadratic, and a submission chooses its cells."""
-    if "function" in unit:
-        pattern = re.compile(rf"^[ \t]*def[ \t]+{re.escape(unit['function'])}[ \t]*\(", re.M)
+    if isinstance(unit, FunctionUnit):
+        pattern = re.compile(rf"^[ \t]*def[ \t]+{re.escape(unit.function)}[ \t]*\(", re.M)
     else:
-        names = "|".join(re.escape(a["name"]) for a in unit["answers"])
+        names = "|".join(re.escape(a.name) for a in unit.answers)
         pattern = re.compile(rf"^[ \t]*({names})[ \t]*=", re.M)
     return "\n\n".join(c.source for c in nb.cells if c.cell_type == "code" and pattern.search(c.source))[:MAX_CODE]
 
@@ -191,7 +192,7 @@ def _anchor(unit: str) -> str:
 
 @dataclass
 class Measured:
-    unit: dict
+    unit: Unit
     pairs: list[tuple]  # similar_pairs' tuples
     error: str = ""  # why it was not measured
 
@@ -204,10 +205,10 @@ def _measure(book) -> list[Measured]:
         except Exception:  # unreadable: nothing to compare (its row in grades.csv says why)
             continue
     measured = []
-    for unit in book.checks["units"]:
+    for unit in book.checks.units:
         codes = {key: unit_code(nb, unit) for key, nb in notebooks.items()}
         try:
-            measured.append(Measured(unit, similar_pairs(codes, unit.get("starter", ""))))
+            measured.append(Measured(unit, similar_pairs(codes, unit.starter)))
         except Exception as err:  # noqa: BLE001 - the report is for reading; the gradebook never waits on it
             measured.append(Measured(unit, [], f"{type(err).__name__}: {str(err)[:200]}"))
     return measured
@@ -260,7 +261,7 @@ def _overview(measured: list[Measured]) -> list[tuple[str, str, dict[str, float]
     found: dict[tuple[str, str], dict[str, float]] = {}
     for m in measured:
         for a, b, similarity, *_ in m.pairs:
-            found.setdefault((a, b), {})[m.unit["name"]] = similarity
+            found.setdefault((a, b), {})[m.unit.name] = similarity
     return sorted(((a, b, units) for (a, b), units in found.items()),
                   key=lambda p: (-max(p[2].values()), -len(p[2]), p[0], p[1]))
 
@@ -328,11 +329,11 @@ def _units_section(book, measured: list[Measured]) -> str:
              f"{THRESHOLD:.0%} or more, each folded: open it for the code side by side, <mark>shared code</mark> marked, "
              "<span class='starter'>the starter's lines</span> (given to everyone) neither compared nor marked.</p>"]
     for m in measured:
-        name, title = html.escape(m.unit["name"]), html.escape(m.unit.get("title", ""))
+        name, title = html.escape(m.unit.name), html.escape(m.unit.title)
         if m.error:
-            parts.append(f'<h3 id="{_anchor(m.unit["name"])}">{name}: not measured ({html.escape(m.error)})</h3>')
+            parts.append(f'<h3 id="{_anchor(m.unit.name)}">{name}: not measured ({html.escape(m.error)})</h3>')
             continue
-        parts.append(f'<h3 id="{_anchor(m.unit["name"])}">{name}: {title} ({len(m.pairs)} pairs)</h3>')
+        parts.append(f'<h3 id="{_anchor(m.unit.name)}">{name}: {title} ({len(m.pairs)} pairs)</h3>')
         for a, b, similarity, code_a, code_b in m.pairs[:PAIRS_PER_UNIT]:
             parts.append(f"<details><summary><b>{similarity:.0%}</b>: {html.escape(who[a])} ({html.escape(a)}) and "
                          f"{html.escape(who[b])} ({html.escape(b)})</summary>"
@@ -356,7 +357,7 @@ def _flags_section(book) -> str:
 
 
 def write_report(path: Path, book) -> None:
-    title = f"{book.checks['assignment']}: integrity report ({len(book.graded)} submissions)"
+    title = f"{book.checks.assignment}: integrity report ({len(book.graded)} submissions)"
     measured = _measure(book)
     overview = _overview(measured)
     scores = _compare(book)

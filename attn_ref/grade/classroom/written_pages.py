@@ -50,22 +50,22 @@ def _answers(graded, questions: list[tuple[str, str]]) -> dict[str, dict]:
 
 def write_written_pages(folder: Path, book) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    per_submission = _answers(book.graded, [(w["question"], w["prompt"]) for w in book.checks["written"]])
-    for item in book.checks["written"]:
+    per_submission = _answers(book.graded, [(w.question, w.prompt) for w in book.checks.written])
+    for item in book.checks.written:
         blocks = []
         for g in book.graded:
             names = ", ".join(s["name"] for s in g.sub.students) or g.sub.key
             sids = ", ".join(s["sid"] for s in g.sub.students if s["sid"])
             answers = per_submission[g.sub.key]
-            found = {"text": answers["__error__"], "in_prompt": False} if "__error__" in answers else answers[item["question"]]
+            found = {"text": answers["__error__"], "in_prompt": False} if "__error__" in answers else answers[item.question]
             body = f'<div class="text">{html.escape(found["text"])}</div>' if found["text"] else '<div class="blank">(no answer)</div>'
             flag = '<div class="flag">typed into the question\'s prompt cell</div>' if found["in_prompt"] else ""
             blocks.append(f'<div class="answer"><div class="who">{html.escape(names)} '
                           f'<span class="sid">{html.escape(sids)} · {html.escape(g.sub.path.name)}</span></div>{flag}{body}</div>')
-        title = f"{item['question']}: {item['title']} (written part)"
-        page = PAGE.format(title=html.escape(title), prompt=html.escape(item["prompt"]), count=len(book.graded),
-                           sheet=SHEET, points=item.get("points", 1.0), answers="\n".join(blocks))
-        write_atomically(folder / f"{item['question']}.html", page.encode())
+        title = f"{item.question}: {item.title} (written part)"
+        page = PAGE.format(title=html.escape(title), prompt=html.escape(item.prompt), count=len(book.graded),
+                           sheet=SHEET, points=item.points, answers="\n".join(blocks))
+        write_atomically(folder / f"{item.question}.html", page.encode())
 
 
 def _key(row: dict) -> tuple[str, str]:
@@ -77,8 +77,8 @@ def _key(row: dict) -> tuple[str, str]:
 def merge_written_scores(folder: Path, book) -> list[str]:
     """Read the TAs' scores from written/scores.csv into the gradebook, and rewrite the sheet with every
     student of the class (new ones added with blank scores; what TAs typed is kept). Returns warnings."""
-    columns = [f"{w['question']}_written" for w in book.checks["written"]]
-    points = {f"{w['question']}_written": float(w.get("points", 1.0)) for w in book.checks["written"]}
+    columns = [f"{w.question}_written" for w in book.checks.written]
+    points = {f"{w.question}_written": float(w.points) for w in book.checks.written}
     path = folder / SHEET
     kept: dict[tuple[str, str], dict] = {}
     if path.exists():

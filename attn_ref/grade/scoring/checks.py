@@ -1,7 +1,10 @@
 """checks.json: the hidden checks as data, from the builder to the grader inside the autograder zip.
 
-Validated field by field where it is read (``validate_checks``); the builder writes it
-(``attn_ref/release/checks.py``). Standard library only.
+Validated field by field where it is read (``validate_checks``), then typed (``typed_checks``; both at once:
+``read_checks``): the grader reads frozen dataclasses (``Checks``, its ``QuestionUnit``s with their ``Answer``s
+or ``FunctionUnit``s with their ``Probe``s and each probe's ``Arg``s, ``WrittenPart``s), never the raw dict;
+plain mappings remain only for what is free-form (a generator's parameters, a probe's options, the
+references). The builder writes it (``attn_ref/release/checks.py``). Standard library only.
 
 **checks.json** (builder -> grader, inside the autograder zip; ``validate_checks``)::
 
@@ -31,6 +34,9 @@ Validated field by field where it is read (``validate_checks``); the builder wri
 """
 
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from ..errors import GraderError
 
@@ -51,6 +57,8 @@ VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 ANSWER_KINDS = ("int", "float", "bool", "choice", "int_dict")
 PROBE_DTYPES = ("float32", "float64")
 PROBE_DEVICES = ("cpu", "cuda", "meta")
+# the input generators of grade/scoring/inputs.py (GENERATORS), by name: how a typed Arg finds its own
+GENERATOR_NAMES = ("normal", "mask", "ones", "simplex", "value", "device")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
 
@@ -152,3 +160,149 @@ def validate_checks(checks, generators=None, comparators=None) -> dict:
         _check(path is None or (isinstance(path, str) and path.startswith("references/") and ".." not in path),
                f"references.{module}", "expected null or references/<file>.py")
     return checks
+
+
+# ---- typed checks: what the grader reads after validate_checks --------------------------------------
+
+def _frozen(value):
+    """JSON data made read-only: lists become tuples, objects read-only mappings."""
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, dict):
+        return MappingProxyType({k: _frozen(v) for k, v in value.items()})
+    return value
+
+
+def _empty() -> Mapping:
+    return MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One answer variable of a questions unit."""
+
+    name: str
+    kind: str  # one of ANSWER_KINDS
+    points: float
+    expected: object  # a literal; int_dict: ((key, value), ...)
+    letters: str = ""
+
+
+@dataclass(frozen=True)
+class QuestionUnit:
+    name: str
+    title: str = ""
+    answers: tuple[Answer, ...] = ()
+    starter: str = ""
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument of a probe: its name and the input generator that makes it (GENERATORS), with that
+    generator's parameters as a plain mapping (its own key included: {"normal": shape, "scale": s})."""
+
+    name: str
+    generator: str
+    params: Mapping = field(default_factory=_empty)
+    keyword: bool = False  # passed by name
+    student_only: bool = False  # not passed to the reference
+
+
+@dataclass(frozen=True)
+class Probe:
+    name: str
+    points: float
+    dtype: str = "float64"  # one of PROBE_DTYPES
+    device: str = "cpu"  # one of PROBE_DEVICES
+    checks: tuple[str, ...] = ()  # comparator names
+    args: tuple[Arg, ...] = ()
+    options: Mapping = field(default_factory=_empty)  # free-form (rtol, atol, count_projections)
+
+
+@dataclass(frozen=True)
+class FunctionUnit:
+    name: str
+    title: str = ""
+    function: str = ""
+    framework: str = "numpy"  # numpy | torch
+    reference: str = ""  # "module:function"
+    outputs: tuple[str, ...] = ()
+    forbidden: tuple[str, ...] = ()
+    builds_on: tuple[str, ...] = ()
+    substitute: str = ""
+    probes: tuple[Probe, ...] = ()
+    starter: str = ""
+
+
+Unit = QuestionUnit | FunctionUnit
+
+
+@dataclass(frozen=True)
+class WrittenPart:
+    """A question's written part: graded by hand, exported from the notebook."""
+
+    question: str
+    prompt: str = ""
+    title: str = ""
+    name: str = ""
+    points: float = 1.0
+
+
+@dataclass(frozen=True)
+class Checks:
+    """checks.json, validated and typed."""
+
+    assignment: str
+    units: tuple[Unit, ...] = ()
+    written: tuple[WrittenPart, ...] = ()
+    title: str = ""
+    kind: str = "questions"  # one of UNIT_KINDS
+    runner: str = "cpu"  # cpu | gpu
+    visibility: str = "hidden"  # one of VISIBILITIES
+    version: str = ""
+    seed_key: str = ""
+    references: Mapping = field(default_factory=_empty)  # module -> None (attn_ref's own) | "references/<file>.py"
+
+    def unit(self, name: str) -> Unit:
+        return next(u for u in self.units if u.name == name)
+
+    @property
+    def by_name(self) -> dict[str, Unit]:
+        return {u.name: u for u in self.units}
+
+
+def _typed_arg(pair: list) -> Arg:
+    name, spec = pair
+    from_spec = {k: v for k, v in spec.items() if k not in ("keyword", "student_only")}
+    generator = next((key for key in from_spec if key in GENERATOR_NAMES), next(iter(from_spec), ""))
+    return Arg(name, generator, _frozen(from_spec), bool(spec.get("keyword")), bool(spec.get("student_only")))
+
+
+def _typed_probe(probe: dict) -> Probe:
+    return Probe(probe["name"], probe["points"], probe["dtype"], probe["device"], tuple(probe["checks"]),
+                 tuple(_typed_arg(pair) for pair in probe["args"]), _frozen(probe.get("options", {})))
+
+
+def _typed_unit(unit: dict, kind: str) -> Unit:
+    if kind == "questions":
+        answers = tuple(Answer(a["name"], a["kind"], a["points"], _frozen(a["expected"]), a.get("letters", ""))
+                        for a in unit["answers"])
+        return QuestionUnit(unit["name"], unit["title"], answers, unit.get("starter", ""))
+    return FunctionUnit(unit["name"], unit["title"], unit["function"], unit["framework"], unit["reference"],
+                        tuple(unit["outputs"]), tuple(unit["forbidden"]), tuple(unit["builds_on"]),
+                        unit.get("substitute", ""), tuple(_typed_probe(p) for p in unit["probes"]), unit.get("starter", ""))
+
+
+def typed_checks(checks: dict) -> Checks:
+    """Checks from a checks.json that validate_checks accepted (or the builder's body of one, before its
+    version and seed key are added)."""
+    written = tuple(WrittenPart(w["question"], w.get("prompt", ""), w.get("title", ""), w.get("name", ""),
+                                w.get("points", 1.0)) for w in checks.get("written", []))
+    return Checks(checks["assignment"], tuple(_typed_unit(u, checks["kind"]) for u in checks["units"]), written,
+                  checks["title"], checks["kind"], checks["runner"], checks["visibility"],
+                  checks.get("version", ""), checks.get("seed_key", ""), _frozen(checks.get("references", {})))
+
+
+def read_checks(data, generators=None, comparators=None) -> Checks:
+    """validate_checks, then typed_checks: what a reader of checks.json works with."""
+    return typed_checks(validate_checks(data, generators, comparators))

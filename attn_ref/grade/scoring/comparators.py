@@ -23,6 +23,7 @@ from ... import typerules
 from ..errors import GraderError
 from ..isolation.safeio import UnsafeReply, read_reply
 from ..wire import SAVED_AS, CallReply, Output
+from .checks import FunctionUnit, Probe
 
 FLOAT_RTOL = 5e-3  # practice: three significant figures pass
 CLOSE_RTOL = 0.05  # a miss this small is likely rounding, and the message says so; a bigger one is the formula
@@ -32,9 +33,9 @@ TOLERANCES = {("float64", "cpu"): (1e-5, 1e-5), ("float32", "cpu"): (1e-4, 1e-4)
 SCALAR_RTOL = 1e-5  # a scalar output (c8): float32 autograd over 49 steps drifts ~3e-6; one power off is 10 %
 
 
-def tolerance(probe: dict) -> tuple[float, float]:
-    rtol, atol = TOLERANCES.get((probe["dtype"], "cuda" if probe["device"] == "cuda" else "cpu"), (1e-5, 1e-5))
-    return probe["options"].get("rtol", rtol), probe["options"].get("atol", atol)
+def tolerance(probe: Probe) -> tuple[float, float]:
+    rtol, atol = TOLERANCES.get((probe.dtype, "cuda" if probe.device == "cuda" else "cpu"), (1e-5, 1e-5))
+    return probe.options.get("rtol", rtol), probe.options.get("atol", atol)
 
 
 # ---- practice answers ------------------------------------------------------------------------------
@@ -110,9 +111,9 @@ def _value(out: Output, obs: Observation, scalar_kind: str = "scalar"):
 NOT_WRITTEN = "returned None: not written yet (replace the ... in its body), or a return is missing"
 
 
-def _forms(task: dict, reply: CallReply) -> str:
+def _forms(task: FunctionUnit, reply: CallReply) -> str:
     """Empty if the reply's structure is what the task returns: the number of values, never truncated."""
-    names = task["outputs"]
+    names = task.outputs
     if reply.form == "single" and reply.outputs and reply.outputs[0].kind == "other" and reply.outputs[0].type == "NoneType":
         return NOT_WRITTEN
     if len(names) == 1:
@@ -126,11 +127,11 @@ def _forms(task: dict, reply: CallReply) -> str:
     return ""
 
 
-def check_probe(task: dict, probe: dict, sent: list, reference: list | None, obs: Observation,
+def check_probe(task: FunctionUnit, probe: Probe, sent: list, reference: list | None, obs: Observation,
                 stats: dict | None = None) -> tuple[bool, str]:
     """(passed, message) for one probe; ``stats`` receives the largest relative error."""
     reply = obs.reply
-    if not reply.ok and probe["device"] == "meta" and reply.meta_values_read:
+    if not reply.ok and probe.device == "meta" and reply.meta_values_read:
         # Meta tensors have shapes and devices but no values: code that branches on values (``if w.isnan().any()``)
         # is sound and cannot run there. Not evidence of a device bug; CUDA runners check the device for real.
         return True, ("not checked: the code reads tensor values (an `if` on a tensor, .item()), which meta tensors "
@@ -141,10 +142,10 @@ def check_probe(task: dict, probe: dict, sent: list, reference: list | None, obs
     if problem:
         return False, problem
     stats = stats if stats is not None else {}
-    for check in probe["checks"]:
+    for check in probe.checks:
         try:
             ok, message = CHECKS[check](task=task, probe=probe, sent=sent, reference=reference, outputs=reply.outputs,
-                                        names=task["outputs"], obs=obs, stats=stats)
+                                        names=list(task.outputs), obs=obs, stats=stats)
         except MalformedOutput as err:
             return False, str(err)
         if not ok:
@@ -153,7 +154,7 @@ def check_probe(task: dict, probe: dict, sent: list, reference: list | None, obs
 
 
 def _kind_ok(task, out: Output, name):
-    want = "tensor" if task["framework"] == "torch" else "ndarray"
+    want = "tensor" if task.framework == "torch" else "ndarray"
     if out.kind == want:
         return True, ""
     got = {"tensor": "a torch tensor", "ndarray": "a NumPy array", "scalar": "a number"}.get(out.kind, out.type or "something else")
@@ -193,13 +194,13 @@ def scalar_error(got, expected: float) -> float:
     return typerules.relative_difference(got, expected) if np.isfinite(float(got)) else float("inf")
 
 
-def scalar_rtol(probe: dict) -> float:
-    return probe["options"].get("rtol", SCALAR_RTOL)
+def scalar_rtol(probe: Probe) -> float:
+    return probe.options.get("rtol", SCALAR_RTOL)
 
 
 def _matches_reference(task, probe, reference, outputs, names, obs, stats, **_):
     rtol, atol = tolerance(probe)
-    label = f"{probe['dtype']} on {probe['device']}"
+    label = f"{probe.dtype} on {probe.device}"
     for name, out, ref in zip(names, outputs, reference):
         if isinstance(ref, np.ndarray) and ref.ndim:
             ok, message = _kind_ok(task, out, name)
@@ -249,8 +250,8 @@ def _finite(outputs, names, obs, **_):
 
 def _dtype_kept(probe, outputs, names, obs, **_):
     for name, out in zip(names, outputs):
-        if out.kind in ("tensor", "ndarray") and out.dtype != probe["dtype"]:
-            return False, f"{name} is {out.dtype}; {probe['dtype']} in should give {probe['dtype']} out"
+        if out.kind in ("tensor", "ndarray") and out.dtype != probe.dtype:
+            return False, f"{name} is {out.dtype}; {probe.dtype} in should give {probe.dtype} out"
         if out.kind in ("tensor", "ndarray") and out.file is not None:
             obs.array(out)  # the values on disk must be of the dtype the reply claims (MalformedOutput if not)
     return True, ""
@@ -260,8 +261,8 @@ def _device_kept(probe, outputs, names, reference=None, **_):
     for i, (name, out) in enumerate(zip(names, outputs)):
         if out.kind != "tensor":
             return False, f"{name} is not a tensor"
-        if out.device != probe["device"]:
-            return False, f"{name} is on {out.device}; inputs were on {probe['device']} (build tensors on the inputs' device)"
+        if out.device != probe.device:
+            return False, f"{name} is on {out.device}; inputs were on {probe.device} (build tensors on the inputs' device)"
         ref = reference[i] if reference is not None and i < len(reference) else None
         if isinstance(ref, np.ndarray) and tuple(out.shape) != ref.shape:
             return False, f"{name} has shape {tuple(out.shape)}; expected {ref.shape}"
@@ -323,7 +324,7 @@ def _projected_once(probe, sent, obs, **_):
     x = next(a.data for a in sent if a.name == "x")
     tokens = x.size // x.shape[-1]
     rows = obs.reply.projected_rows or {}
-    for name in probe["options"]["count_projections"]:
+    for name in probe.options["count_projections"]:
         count = rows.get(name, 0)
         if count > tokens:
             return False, f"{count} rows went through {name} for {tokens} tokens: past tokens were projected again"

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from ..autograder import Autograder
 from ..session import NotebookSession
 from ..settings import Limits
+from .checks import Checks
 from .static import Analysis
 
 REFERENCE_MESSAGE = "the notebook uses attn_ref, the grader's reference; auto-graded answers score 0"
@@ -22,7 +23,7 @@ class GradingContext:
     env: dict = field(default_factory=dict)  # what the kernel said it runs on (for the record, and CUDA)
 
     @property
-    def checks(self) -> dict:
+    def checks(self) -> Checks:
         return self.autograder.checks
 
     @property

@@ -22,7 +22,8 @@ import numpy as np
 
 from ..autograder import Autograder
 from . import comparators as scoring
-from .inputs import Arg, generate, probe_rng, reference_outputs
+from .checks import Probe
+from .inputs import Input, generate, probe_rng, reference_outputs
 
 VALUE_CHECKS = ("matches_reference", "precision_kept")  # comparators that compare values with the reference
 PLACEHOLDERS = "zeros, uniform weights, an input returned"  # what a student reads; the full family is above
@@ -31,8 +32,8 @@ NOT_CREDITED = (f"not credited: a placeholder ({PLACEHOLDERS}) also passes this 
 CHECK_SEEDS = range(20)  # seeds `attn-ref check` samples inputs under, as gradings would
 
 
-def compares_values(probe: dict) -> bool:
-    return probe["device"] != "meta" and any(c in VALUE_CHECKS for c in probe["checks"])
+def compares_values(probe: Probe) -> bool:
+    return probe.device != "meta" and any(c in VALUE_CHECKS for c in probe.checks)
 
 
 def _constants(shape: tuple[int, ...]) -> Iterator[np.ndarray]:
@@ -44,7 +45,7 @@ def _constants(shape: tuple[int, ...]) -> Iterator[np.ndarray]:
         yield np.broadcast_to(np.eye(shape[-1]), shape)  # each query attends to itself alone
 
 
-def _from_inputs(args: list[Arg]) -> list[np.ndarray]:
+def _from_inputs(args: list[Input]) -> list[np.ndarray]:
     """Arrays a placeholder can make without doing the task: each input, each input times a weight
     matrix, and their means over the key axis (with and without that axis, so either output layout fits)."""
     arrays = [a.data for a in args if a.kind == "array"]
@@ -65,11 +66,11 @@ def _fitted(arrays: list[np.ndarray], shape: tuple[int, ...]) -> Iterator[np.nda
             continue
 
 
-def _numbers(args: list[Arg]) -> list:
+def _numbers(args: list[Input]) -> list:
     return [0, 1] + [a.data for a in args if a.kind == "value" and isinstance(a.data, (int, float))]
 
 
-def placeholder_passes(probe: dict, args: list[Arg], reference: list) -> bool:
+def placeholder_passes(probe: Probe, args: list[Input], reference: list) -> bool:
     """Whether some placeholder output matches the reference on these inputs, output by output (a stub
     picks each of its outputs freely: the mean of the keys beside uniform weights)."""
     rtol, atol = scoring.tolerance(probe)
@@ -86,7 +87,7 @@ def placeholder_passes(probe: dict, args: list[Arg], reference: list) -> bool:
     return True
 
 
-def is_evidence(probe: dict, args: list[Arg], reference: list) -> bool:
+def is_evidence(probe: Probe, args: list[Input], reference: list) -> bool:
     return compares_values(probe) and not placeholder_passes(probe, args, reference)
 
 
@@ -103,9 +104,9 @@ def _has_evidence(autograder: Autograder, t_index: int, seed: int) -> bool:
     """Whether some probe of the task is evidence on the inputs a grading under ``seed`` sends. CUDA probes
     are left out: a CPU runner skips them."""
     task = autograder.units[t_index]
-    reference = autograder.reference(task["reference"])
-    for p_index, probe in enumerate(task["probes"]):
-        if probe["device"] == "cuda" or not compares_values(probe):
+    reference = autograder.reference(task.reference)
+    for p_index, probe in enumerate(task.probes):
+        if probe.device == "cuda" or not compares_values(probe):
             continue
         args = generate(probe, probe_rng(seed, t_index, p_index))
         if is_evidence(probe, args, reference_outputs(reference, args)):
@@ -116,6 +117,6 @@ def _has_evidence(autograder: Autograder, t_index: int, seed: int) -> bool:
 def tasks_without_evidence(autograder: Autograder, seeds: Iterable[int] = CHECK_SEEDS) -> dict[str, int]:
     """{task: how many of the seeds leave it no evidence probe}, for every task some seed does."""
     seeds = list(seeds)
-    missing = {task["name"]: sum(not _has_evidence(autograder, t_index, seed) for seed in seeds)
+    missing = {task.name: sum(not _has_evidence(autograder, t_index, seed) for seed in seeds)
                for t_index, task in enumerate(autograder.units)}
     return {name: count for name, count in missing.items() if count}

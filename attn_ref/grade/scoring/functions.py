@@ -15,8 +15,9 @@ from ..text import cap
 from ..wire import PROTOCOL, MalformedReply, Status, parse_call_reply
 from . import comparators as scoring
 from . import evidence, withheld
+from .checks import FunctionUnit, Probe
 from .context import REFERENCE_MESSAGE, GradingContext, UnitResults
-from .inputs import Arg, generate, probe_rng, reference_outputs
+from .inputs import Input, generate, probe_rng, reference_outputs
 
 MAX_CRASHES = 2  # probes of one task that may kill the kernel before the rest of the task is skipped
 
@@ -27,14 +28,14 @@ def _npy(array: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
-def call_files(task: dict, probe: dict, args: list[Arg], substitutes: dict) -> dict[str, bytes]:
+def call_files(task: FunctionUnit, probe: Probe, args: list[Input], substitutes: dict) -> dict[str, bytes]:
     """The call (protocol) and its input arrays, as the files of one exchange's inbox."""
     files, spec_args = {}, []
     for i, a in enumerate(args):
         arg = {"name": a.name, "kind": a.kind, "keyword": a.keyword}
         if a.kind == "array":
             files[f"arg{i}.npy"] = _npy(a.data)
-            arg.update(file=f"arg{i}.npy", dtype=str(a.data.dtype), device=probe["device"])
+            arg.update(file=f"arg{i}.npy", dtype=str(a.data.dtype), device=probe.device)
         elif a.kind == "device":
             arg["device"] = a.data
         else:
@@ -42,37 +43,37 @@ def call_files(task: dict, probe: dict, args: list[Arg], substitutes: dict) -> d
         spec_args.append(arg)
     call = {
         "protocol": PROTOCOL,
-        "function": task["function"],
-        "framework": task["framework"],
+        "function": task.function,
+        "framework": task.framework,
         "args": spec_args,
-        "return_inputs": "inputs_unchanged" in probe["checks"],
-        "count_projections": probe["options"].get("count_projections", []),
-        "tripwire": bool(task["forbidden"]),
+        "return_inputs": "inputs_unchanged" in probe.checks,
+        "count_projections": list(probe.options.get("count_projections", [])),
+        "tripwire": bool(task.forbidden),
         "substitutes": substitutes,
     }
     files["call.json"] = json.dumps(call).encode()
     return files
 
 
-def replaced(task: dict, by_name: dict, graded: list[dict]) -> list[str]:
+def replaced(task: FunctionUnit, by_name: dict[str, FunctionUnit], graded: list[dict]) -> list[str]:
     """The earlier units this one builds on that have a substitute and lost points in their own entries.
     One that scored full stays the student's own (with any extra parameters it has)."""
-    return [name for name in task.get("builds_on", []) if by_name.get(name, {}).get("substitute")
+    return [name for name in task.builds_on if name in by_name and by_name[name].substitute
             and any(unit_name(t) == name and t["score"] < t["max_score"] for t in graded)]
 
 
-def stand_ins(by_name: dict, names: list[str]) -> dict[str, str]:
+def stand_ins(by_name: dict[str, FunctionUnit], names: list[str]) -> dict[str, str]:
     """{function: source} of those units, bound while the later task's probes run."""
-    return {by_name[name]["function"]: by_name[name]["substitute"] for name in names}
+    return {by_name[name].function: by_name[name].substitute for name in names}
 
 
-def run_probe(ctx: GradingContext, task: dict, probe: dict, args: list[Arg], reference, substitutes: dict,
+def run_probe(ctx: GradingContext, task: FunctionUnit, probe: Probe, args: list[Input], reference, substitutes: dict,
               stats: dict) -> tuple[bool, str, tuple, Status]:
     """One call of the student's function, then the trusted comparison; (passed, message, forbidden, status).
     Once a stand-in has reached the kernel, a failure's message holds nothing the kernel wrote (withheld.py)."""
     session = ctx.session
-    exchange = session.exchange(task["name"], call_files(task, probe, args, substitutes))
-    outcome = session.call("call", task["function"], str(exchange.inbox), str(exchange.outbox), timeout=ctx.limits.call)
+    exchange = session.exchange(task.name, call_files(task, probe, args, substitutes))
+    outcome = session.call("call", task.function, str(exchange.inbox), str(exchange.outbox), timeout=ctx.limits.call)
     if outcome.status is Status.TIMEOUT:
         return False, f"the call did not finish ({outcome.error})", (), outcome.status
     if outcome.status is Status.DEAD:
@@ -98,25 +99,25 @@ def _one_digit(error: float | None) -> float | None:
     return None if error is None else float(f"{error:.0e}")
 
 
-def grade_task(ctx: GradingContext, t_index: int, task: dict, by_name: dict, graded: list[dict]) -> tuple[dict, dict, bool]:
+def grade_task(ctx: GradingContext, t_index: int, task: FunctionUnit, by_name: dict[str, FunctionUnit], graded: list[dict]) -> tuple[dict, dict, bool]:
     """One task's entry, its probe report lines and forbidden calls, and whether a probe timed out."""
     cuda = bool(ctx.env.get("cuda"))
-    static_hits = ctx.analysis.forbidden.get(task["name"], [])
+    static_hits = ctx.analysis.forbidden.get(task.name, [])
     lost = replaced(task, by_name, graded)
     substitutes = stand_ins(by_name, lost)
     lines, tripped, report, hung, timed_out, crashes = [], set(), [], False, False, 0
     proven: dict[int, bool] = {}  # line -> whether it is evidence (no placeholder passes it): see evidence.py
-    for p_index, probe in enumerate(task["probes"]):
-        if probe["device"] == "cuda" and not cuda:
+    for p_index, probe in enumerate(task.probes):
+        if probe.device == "cuda" and not cuda:
             continue  # no GPU on this runner: the line is left out of the score and the maximum
         if ctx.banned or static_hits or hung or crashes >= MAX_CRASHES:
             why = REFERENCE_MESSAGE if ctx.banned else f"uses {', '.join(static_hits)}, which this task does not allow"
             why = "not run: an earlier probe of this task did not finish" if hung else why
             why = "not run: earlier probes of this task crashed the kernel" if crashes >= MAX_CRASHES else why
-            lines.append((False, probe["name"], probe["points"], why))
+            lines.append((False, probe.name, probe.points, why))
             continue
         args = generate(probe, probe_rng(ctx.seed, t_index, p_index))
-        reference = reference_outputs(ctx.autograder.reference(task["reference"]), args)  # meta probes: its shapes
+        reference = reference_outputs(ctx.autograder.reference(task.reference), args)  # meta probes: its shapes
         proven[len(lines)] = evidence.is_evidence(probe, args, reference)
         stats: dict = {}
         if substitutes:
@@ -125,32 +126,32 @@ def grade_task(ctx: GradingContext, t_index: int, task: dict, by_name: dict, gra
             ok, message, forbidden, status = run_probe(ctx, task, probe, args, reference, substitutes, stats)
         except BudgetExhausted:
             ok, message, forbidden, status = False, "not graded: the time budget for this submission ran out", (), Status.BUDGET
-        report.append({"task": task["name"], "probe": probe["name"], "device": probe["device"], "dtype": probe["dtype"],
+        report.append({"task": task.name, "probe": probe.name, "device": probe.device, "dtype": probe.dtype,
                        "passed": ok, "max_error": _one_digit(stats.get("max_error"))})
         tripped.update(forbidden)
         hung = status in (Status.TIMEOUT, Status.BUDGET)  # spare the budget for the other tasks
         crashes += status is Status.DEAD
         timed_out |= hung
-        lines.append((ok, probe["name"], probe["points"], message))
+        lines.append((ok, probe.name, probe.points, message))
     lines = evidence.credit(lines, proven)
     if tripped and ctx.session.tainted:  # the names are the kernel's word, and it has read a stand-in
         tripped = {withheld.FORBIDDEN_NAMES}
     if tripped:  # the tripwire saw a forbidden call, however it was reached: the task scores 0
         names = ", ".join(sorted(tripped))
         lines = [(False, label, points, f"called {names}, which this task does not allow") for _, label, points, _ in lines]
-    result = entry(task, lines, ctx.checks["visibility"], cuda)
+    result = entry(task, lines, ctx.checks.visibility, cuda)
     if substitutes:
-        functions = ", ".join(f"{by_name[n]['function']} ({n})" for n in lost)
+        functions = ", ".join(f"{by_name[n].function} ({n})" for n in lost)
         result["output"] += (f"\nNote: your {functions} lost points there; a correct one stood in for it while "
-                             f"{task['name']} was graded, so its mistakes are charged once (helpers of your own that "
+                             f"{task.name} was graded, so its mistakes are charged once (helpers of your own that "
                              f"both use are not replaced).")
     forbidden = sorted(set(static_hits) | tripped)
     return result, {"probes": report, "forbidden": forbidden}, timed_out
 
 
 def grade_functions(ctx: GradingContext) -> UnitResults:
-    units = ctx.checks["units"]
-    by_name = {t["name"]: t for t in units}
+    units = ctx.checks.units
+    by_name = ctx.checks.by_name
     graded: dict[int, dict] = {}
     report, flags, timed_out = {}, {}, False
 
@@ -160,14 +161,14 @@ def grade_functions(ctx: GradingContext) -> UnitResults:
         result, extra, hung = grade_task(ctx, index, task, by_name, list(graded.values()))
         graded[index], report[index] = result, extra["probes"]
         if extra["forbidden"]:
-            flags[task["name"]] = extra["forbidden"]
+            flags[task.name] = extra["forbidden"]
         timed_out |= hung
 
     # A unit that needs a stand-in (or builds on one that waits) is graded last: once a stand-in's code has
     # reached the kernel, nothing the kernel says reaches results (withheld.py), so no other unit pays for it.
     last: list[int] = []
     for index, task in enumerate(units):
-        waits = any(units[i]["name"] in task.get("builds_on", []) for i in last)
+        waits = any(units[i].name in task.builds_on for i in last)
         if waits or replaced(task, by_name, list(graded.values())):
             last.append(index)
         else:

@@ -9,10 +9,12 @@ the probes alone does not change them.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
+
+from .checks import GENERATOR_NAMES, Probe
 
 
 def seed_for(code_cells: list[str], seed_key: str) -> int:
@@ -23,7 +25,9 @@ def seed_for(code_cells: list[str], seed_key: str) -> int:
 
 
 @dataclass
-class Arg:
+class Input:
+    """One argument as generated for a call (the typed spec it comes from is checks.Arg)."""
+
     name: str
     kind: str  # "array" | "value" | "device"
     data: object  # np.ndarray as the student receives it (after the dtype cast), or a literal
@@ -31,15 +35,15 @@ class Arg:
     student_only: bool
 
 
-def _normal(rng: np.random.Generator, spec: dict, probe: dict) -> np.ndarray:
+def _normal(rng: np.random.Generator, spec: Mapping, probe: Probe) -> np.ndarray:
     data = rng.standard_normal(spec["normal"]) * spec.get("scale", 1.0)
     if "common" in spec:  # every row shares a large component along one direction
         direction = rng.standard_normal(spec["normal"][-1])
         data = data + spec["common"] * direction / np.linalg.norm(direction)
-    return data.astype(probe["dtype"])  # the reference sees exactly what the student sees
+    return data.astype(probe.dtype)  # the reference sees exactly what the student sees
 
 
-def _mask(rng: np.random.Generator, spec: dict, probe: dict) -> np.ndarray:
+def _mask(rng: np.random.Generator, spec: Mapping, probe: Probe) -> np.ndarray:
     mask = rng.random(spec["mask"]) < spec.get("p", 0.6)
     empty = ~mask.any(axis=-1)  # give every row one key unless it is meant to be empty
     cols = rng.integers(0, mask.shape[-1], size=mask.shape[:-1])
@@ -49,18 +53,19 @@ def _mask(rng: np.random.Generator, spec: dict, probe: dict) -> np.ndarray:
     return mask
 
 
-def _ones(rng: np.random.Generator, spec: dict, probe: dict) -> np.ndarray:
-    return np.ones(spec["ones"], dtype=probe["dtype"])
+def _ones(rng: np.random.Generator, spec: Mapping, probe: Probe) -> np.ndarray:
+    return np.ones(spec["ones"], dtype=probe.dtype)
 
 
-def _simplex(rng: np.random.Generator, spec: dict, probe: dict) -> np.ndarray:
+def _simplex(rng: np.random.Generator, spec: Mapping, probe: Probe) -> np.ndarray:
     shape = spec["simplex"]
     rows = rng.dirichlet(np.ones(shape[-1]), size=tuple(shape[:-1]))
-    return rows.reshape(shape).astype(probe["dtype"])
+    return rows.reshape(shape).astype(probe.dtype)
 
 
 ARRAYS: dict[str, Callable] = {"normal": _normal, "mask": _mask, "ones": _ones, "simplex": _simplex}
 GENERATORS = (*ARRAYS, "value", "device")
+assert GENERATORS == GENERATOR_NAMES  # checks.py types each spec by these names
 
 
 def probe_rng(seed: int, t_index: int, p_index: int) -> np.random.Generator:
@@ -68,21 +73,19 @@ def probe_rng(seed: int, t_index: int, p_index: int) -> np.random.Generator:
     return np.random.default_rng([seed, t_index, p_index])
 
 
-def generate(probe: dict, rng: np.random.Generator) -> list[Arg]:
+def generate(probe: Probe, rng: np.random.Generator) -> list[Input]:
     args = []
-    for name, spec in probe["args"]:
-        keyword, student_only = bool(spec.get("keyword")), bool(spec.get("student_only"))
-        kind = next(key for key in spec if key in GENERATORS)
-        if kind in ARRAYS:
-            args.append(Arg(name, "array", ARRAYS[kind](rng, spec, probe), keyword, student_only))
-        elif kind == "device":
-            args.append(Arg(name, "device", probe["device"], keyword, True))
+    for a in probe.args:
+        if a.generator in ARRAYS:
+            args.append(Input(a.name, "array", ARRAYS[a.generator](rng, a.params, probe), a.keyword, a.student_only))
+        elif a.generator == "device":
+            args.append(Input(a.name, "device", probe.device, a.keyword, True))
         else:
-            args.append(Arg(name, "value", spec["value"], keyword, student_only))
+            args.append(Input(a.name, "value", a.params["value"], a.keyword, a.student_only))
     return args
 
 
-def reference_outputs(reference: Callable, args: list[Arg]) -> list:
+def reference_outputs(reference: Callable, args: list[Input]) -> list:
     """The reference's answer in float64 NumPy, as a list of outputs (arrays or Python scalars)."""
     positional, keywords = [], {}
     for a in args:

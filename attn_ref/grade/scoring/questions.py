@@ -10,8 +10,8 @@ from .context import REFERENCE_MESSAGE, GradingContext, UnitResults
 
 
 def grade_questions(ctx: GradingContext) -> UnitResults:
-    units = ctx.checks["units"]
-    names = [a["name"] for q in units for a in q["answers"]]
+    units = ctx.checks.units
+    names = [a.name for q in units for a in q.answers]
     problem, values, timed_out = "", {}, False
     try:
         values, outcome = ctx.session.request("read_values", lambda data: parse_values(data, names), names,
@@ -23,11 +23,11 @@ def grade_questions(ctx: GradingContext) -> UnitResults:
     tests = []
     for q in units:
         lines = []
-        for a in q["answers"]:
+        for a in q.answers:
             if ctx.banned or problem:
-                lines.append((False, a["name"], a["points"], REFERENCE_MESSAGE if ctx.banned else problem))
+                lines.append((False, a.name, a.points, REFERENCE_MESSAGE if ctx.banned else problem))
                 continue
-            ok, message = scoring.check_answer(a["kind"], a["expected"], values[a["name"]], a.get("letters", ""))
-            lines.append((ok, a["name"], a["points"], message))
-        tests.append(entry(q, lines, ctx.checks["visibility"]))
+            ok, message = scoring.check_answer(a.kind, a.expected, values[a.name], a.letters)
+            lines.append((ok, a.name, a.points, message))
+        tests.append(entry(q, lines, ctx.checks.visibility))
     return UnitResults(tests, timed_out=timed_out)

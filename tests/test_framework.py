@@ -125,8 +125,11 @@ def test_a_build_that_fails_its_checks_changes_nothing(stats_release, tmp_path):
     shutil.copytree(FIXTURE, course)
     (course / "quiz" / "mean" / "solution.py").write_text("sample_mean = 4.5\nsample_size = 8\n")  # disagrees with the key
 
+    seen = []
+
     def verify(staged, built):
         rows = check_release(staged, course, [b.autograder for b in built])
+        seen.extend(rows)
         if not all(r.ok for r in rows):
             raise BuildError("failed")
 
@@ -134,6 +137,9 @@ def test_a_build_that_fails_its_checks_changes_nothing(stats_release, tmp_path):
         build(release, course, verify=verify)
     after = {p.relative_to(release): p.read_bytes() for p in release.rglob("*") if p.is_file()}
     assert after == before and not list(release.glob(".attn-ref-build-*"))
+    (key,) = [r for r in seen if r.check == "the solution agrees with every answer key"]  # says which file, and the key
+    assert not key.ok and f"{course / 'quiz' / 'mean' / 'solution.py'}: sample_mean" in key.detail
+    assert "mean/question.py computes is" in key.detail
 
 
 def test_sources_with_mistakes_fail_the_build_with_the_file_named(tmp_path):

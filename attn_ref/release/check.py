@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -76,17 +77,36 @@ def _short(results: dict) -> str:
     return ", ".join(lost[:6]) or results.get("output", "")[:200]
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
 def _public_checks(solution: Path, assignment) -> list[str]:
-    """Units whose `grader.check` output in the executed solution is not a pass."""
+    """Units whose `grader.check` output in the executed solution is not a pass: the file, and what failed."""
     nb = nbformat.read(str(solution), as_version=4)
     failing = []
     for unit in assignment.units:
         outputs = [o for c in nb.cells if c.cell_type == "code" and f'grader.check("{unit.name}")' in c.source
                    for o in c.get("outputs", [])]
-        text = json.dumps(outputs)
-        if "All test cases passed" not in text:
-            failing.append(unit.name)
+        if "All test cases passed" not in json.dumps(outputs):
+            said = " ".join(_ANSI.sub("", str(o.get("data", {}).get("text/plain", o.get("text", "")))) for o in outputs)
+            said = " ".join(said.split())[:400] or "no output (did the check cell run?)"
+            failing.append(f"{assignment.folder / unit.name / 'public_checks.py'} fails on the solution: {said}")
     return failing
+
+
+def _key_disagreements(results: dict, assignment) -> list[str]:
+    """Answers of the solution the grader marked wrong: the solution's file, the grader's words, the key."""
+    answers = {a.name: (q, a) for q in assignment.units for a in q.answers}
+    found = []
+    for line in (line for t in results["tests"] for line in t["output"].splitlines() if line.startswith("✗")):
+        name, _, reason = line[2:].partition(" (")
+        question, answer = answers.get(name, (None, None))
+        if question is None:
+            found.append(line[2:])
+            continue
+        found.append(f"{assignment.folder / question.name / 'solution.py'}: {name} ({reason.rstrip(')')}); the key "
+                     f"{question.name}/question.py computes is {answer.expected!r}: fix whichever is wrong")
+    return found
 
 
 def _run_autograder(zip_path: Path, solution: Path, work: Path) -> dict:
@@ -120,15 +140,15 @@ def check_zip(zip_path: Path, release: Path, course: Path) -> list[Row]:
         full = first["score"] == sum(t["max_score"] for t in first["tests"]) and first["extra_data"]["status"] == "ok"
         rows.append(Row(name, "the solution scores full (bundled grader)", full, "" if full else _short(first)))
         if assignment.kind == "questions":
-            wrong = [line.split(" (")[0][2:] for t in first["tests"] for line in t["output"].splitlines() if line.startswith("✗")]
-            rows.append(Row(name, "the solution agrees with every answer key", not wrong, ", ".join(wrong)))
+            wrong = _key_disagreements(first, assignment)
+            rows.append(Row(name, "the solution agrees with every answer key", not wrong, "; ".join(wrong)))
         blank_results = grader.grade(blank, "blank")
         rows.append(Row(name, "the blank notebook scores 0", blank_results["score"] == 0, "" if blank_results["score"] == 0 else _short(blank_results)))
         again = grader.grade(solution, "again")
         same = _scores(again) == _scores(first)
         rows.append(Row(name, "grading twice gives the same scores", same, "" if same else f"{_scores(first)} then {_scores(again)}"))
         failing = _public_checks(solution, assignment)
-        rows.append(Row(name, "every public check passes on the solution", not failing, ", ".join(failing)))
+        rows.append(Row(name, "every public check passes on the solution", not failing, "; ".join(failing)))
         if os.geteuid() == 0:
             results = _run_autograder(zip_path, solution, work)
             ok = results["score"] == first["score"]

@@ -182,7 +182,8 @@ def test_mutants_with_mistakes_fail_the_build_with_the_file_named(tmp_path):
 
 
 def test_check_fails_a_toothless_mutant_with_its_file_named(stats_release, tmp_path):
-    """A "mutant" that is correct, or that passes the probe its '# must fail:' line names, fails the check."""
+    """A "mutant" that is correct, passes the probe its '# must fail:' line names, or raises when its cell
+    runs (leaving the solution's function in place), fails the check."""
     out, _ = stats_release
     course = tmp_path / "course"
     shutil.copytree(FIXTURE, course)
@@ -191,6 +192,8 @@ def test_check_fails_a_toothless_mutant_with_its_file_named(stats_release, tmp_p
     (mutants / "not_wrong.py").write_text("# mutant: not wrong at all\n" + correct)
     last_axis = mutants / "last_axis.py"
     last_axis.write_text(last_axis.read_text().replace("# must fail: along axis=0", "# must fail: rows of a 4"))
+    (mutants / "raises.py").write_text("# mutant: raises when defined\ndef refuse(f):\n    raise RuntimeError('no')\n\n\n"
+                                       "@refuse\ndef zscore(x, axis=-1):\n    return x\n")  # the solution's would stay
     assignment = load_course(course, "stats")[0]
     work = tmp_path / "work"
     work.mkdir()
@@ -199,6 +202,7 @@ def test_check_fails_a_toothless_mutant_with_its_file_named(stats_release, tmp_p
     assert not row.ok
     assert f"{mutants / 'not_wrong.py'}: passes every hidden probe of zscore" in row.detail
     assert f"{last_axis}: passes 'rows of a 4'" in row.detail
+    assert f"{mutants / 'raises.py'}: its cell raised RuntimeError: no" in row.detail
 
 
 def _zip_with(source: Path, path: Path, change) -> Path:

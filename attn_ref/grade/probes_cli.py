@@ -27,7 +27,8 @@ def _probe_evidence(args) -> int:
 
 PROBE_MUTANTS_HELP = """Used by `attn-ref check`, through the zip's own bundled grader: run a notebook (the solution) once in a
 graded kernel, put each mutant of MUTANTS (JSON: {task: [[label, source], ...]}) in place of the student's
-function, run the task's hidden probes, and write {"mutants": {task: {label: {probe: passed}}}} to OUT."""
+function, run the task's hidden probes, and write {"probes": {task: {label: {probe: passed}}}, "errors": {task:
+{label: what its cell raised}}} to OUT (a mutant whose cell raises is not graded)."""
 PROBE_MUTANTS_EXAMPLES = """example:
   attn-ref probe-mutants solutions/lab/lab.ipynb --autograder autograder/lab-autograder.zip \\
       --mutants mutants.json --out verdicts.json

@@ -167,9 +167,17 @@ def _mutant_row(name: str, assignment, grader: _BundledGrader, solution: Path, w
     if done.returncode != 0:
         return Row(name, "every hidden probe fails a mutant", False, done.stderr[-400:])
     verdicts = json.loads((work / "verdicts.json").read_text())
-    problems = [*_toothless(assignment, verdicts), *_uncaught(assignment, verdicts)]
+    problems = [*_unrunnable(assignment, verdicts.get("errors", {})), *_toothless(assignment, verdicts),
+                *_uncaught(assignment, verdicts)]
     count = sum(len(m) for m in mutants.values())
     return Row(name, "every hidden probe fails a mutant", not problems, "; ".join(problems) or f"{count} mutants")
+
+
+def _unrunnable(assignment, errors: dict) -> list[str]:
+    """A mutant whose cell raised defines nothing: it is not graded, and the check says why."""
+    return [f"{mutant.path}: its cell raised {errors[task.name][mutant.label]}: a mutant must run and define "
+            f"`{task.function}`" for task in assignment.units for mutant in task.mutants
+            if mutant.label in errors.get(task.name, {})]
 
 
 def _toothless(assignment, verdicts: dict) -> list[str]:
@@ -177,7 +185,7 @@ def _toothless(assignment, verdicts: dict) -> list[str]:
     problems = []
     for task in assignment.units:
         for mutant in task.mutants:
-            passed = verdicts.get(task.name, {}).get(mutant.label, {})
+            passed = verdicts["probes"].get(task.name, {}).get(mutant.label, {})
             if passed and all(passed.values()):
                 problems.append(f"{mutant.path}: passes every hidden probe of {task.name} (is it correct, or is its "
                                 f"bug one no probe looks for?): make it wrong, or add a probe that catches it")
@@ -190,7 +198,7 @@ def _toothless(assignment, verdicts: dict) -> list[str]:
 def _uncaught(assignment, verdicts: dict) -> list[str]:
     """Each hidden probe is failed by some mutant of its task: else nothing shows the probe can fail."""
     uncaught = [f"{task.name}: {probe.name}" for task in assignment.units for probe in task.probes
-                if not any(not probes.get(probe.name, True) for probes in verdicts.get(task.name, {}).values())]
+                if not any(not probes.get(probe.name, True) for probes in verdicts["probes"].get(task.name, {}).values())]
     return [f"no mutant fails: {'; '.join(uncaught)} (add a mutant under the task's mutants/ that this probe catches)"] if uncaught else []
 
 

@@ -97,7 +97,8 @@ def _results(ctx: GradingContext, graded: UnitResults, jail: Jail) -> dict:
         "output": cap("\n".join(notes), MAX_NOTES),
         "output_format": TEXT,
         "tests": graded.tests,
-        "extra_data": {"status": text, "outcome": Outcome.GRADED.value, "seed": ctx.seed, "kernel": ctx.env,
+        "extra_data": {"status": text, "timed_out": status is Status.TIMEOUT, "outcome": Outcome.GRADED.value,
+                       "seed": ctx.seed, "kernel": ctx.env,
                        "cell_errors": [cap(e) for e in session.errors[:20]], "kernel_restarts": session.restarts,
                        "integrity_flags": ctx.analysis.flags[:50], **graded.extra},
     }

@@ -229,12 +229,11 @@ class _BatchRun:
 
 def _timed_out(item: Finished) -> bool:
     """Whether it ran out of time: ended at its deadline (a value of its runner), or its grading recorded a
-    timeout (a cell, a call or the budget: its status is wire.Status.TIMEOUT, first in the text that a
-    results.json keeps, which is all a worker's grader sends back)."""
+    timeout (a cell, a call or the budget: results.json's extra_data.timed_out, which a worker's grader
+    sends back too)."""
     if item.state is JobState.TIMED_OUT:
         return True
-    status = item.results.get("extra_data", {}).get("status", "")
-    return item.state is JobState.GRADED and status.startswith(TIMEOUT)
+    return item.state is JobState.GRADED and item.results.get("extra_data", {}).get("timed_out") is True
 
 
 def _graded_alone(item: Finished) -> dict:

@@ -175,6 +175,12 @@ def test_mutants_with_mistakes_fail_the_build_with_the_file_named(tmp_path):
         with pytest.raises(CourseError, match=message):
             load_course(course)
         (mutants / name).unlink()
+    reference = course / "stats" / "stats_ref.py"
+    kept = reference.read_text()
+    reference.write_text("import torch\n" + kept)  # the grader has no torch: this reference could never run there
+    with pytest.raises(CourseError, match=r"stats_ref.py, line 1: imports torch, which the grader does not have"):
+        load_course(course)
+    reference.write_text(kept)
     solution = course / "stats" / "zscore" / "solution.py"
     solution.write_text(solution.read_text().replace("keepdims=True)\n", "keepdims=True\n", 1))
     with pytest.raises(CourseError, match=r"zscore/solution.py, line \d+: .*fix it"):

@@ -254,7 +254,24 @@ def _reference(spec: str, folder: Path, where: str) -> tuple[str, Path | None]:
     file = Path(module.__file__).resolve()
     if folder.resolve() not in file.parents or file.name == "__init__.py":
         raise CourseError(f"{where}: reference {spec!r} must be attn_ref's or a single .py file in {folder}")
+    _grader_can_import(file)
     return module_name, file
+
+
+REFERENCE_IMPORTS = frozenset(sys.stdlib_module_names) | {"numpy", "attn_ref"}  # the grader's environment: no torch
+
+
+def _grader_can_import(file: Path) -> None:
+    """A custom reference runs in the grader's process, which has the standard library, NumPy and attn_ref
+    (never torch): an import of anything else would fail at grading time, so it fails the build now."""
+    for node in ast.walk(ast.parse(file.read_text(), filename=str(file))):
+        names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                 else [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
+        for name in names:
+            if name.split(".")[0] not in REFERENCE_IMPORTS:
+                raise CourseError(f"{file}, line {node.lineno}: imports {name}, which the grader does not have: a "
+                                  f"reference uses only the standard library and NumPy (write the torch version in "
+                                  f"the solution, and the reference in NumPy)")
 
 
 def load_assignment(course: Path, entry: Entry) -> Assignment:

@@ -130,3 +130,13 @@ def test_what_runs_in_the_kernel_imports_nothing_of_the_grader():
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
                 assert all(n.split(".")[0] in allowed for n in names), f"{path.name}:{node.lineno} imports {names}"
+
+
+def test_the_authoring_reference_names_every_generator_and_comparator():
+    """docs/authoring.md cannot fall behind the registries an instructor writes probes with."""
+    from attn_ref.grade.scoring.comparators import CHECKS
+    from attn_ref.grade.scoring.inputs import GENERATORS
+
+    doc = (Path(__file__).parents[1] / "docs" / "authoring.md").read_text()
+    missing = [name for name in (*CHECKS, *GENERATORS) if f"`{name}" not in doc and f"\"{name}\"" not in doc]
+    assert not missing, f"docs/authoring.md does not describe {missing}"

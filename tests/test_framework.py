@@ -175,6 +175,12 @@ def test_mutants_with_mistakes_fail_the_build_with_the_file_named(tmp_path):
         with pytest.raises(CourseError, match=message):
             load_course(course)
         (mutants / name).unlink()
+    task = course / "stats" / "zscore" / "task.py"
+    kept = task.read_text()
+    task.write_text(kept + "\nTASK.points / 0\n")  # a runtime error: the file and its line, in one sentence
+    with pytest.raises(CourseError, match=r"zscore/task.py, line \d+: (AttributeError|ZeroDivisionError|TypeError)"):
+        load_course(course)
+    task.write_text(kept)
     reference = course / "stats" / "stats_ref.py"
     kept = reference.read_text()
     reference.write_text("import torch\n" + kept)  # the grader has no torch: this reference could never run there

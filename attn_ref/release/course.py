@@ -22,6 +22,7 @@ import contextlib
 import importlib
 import importlib.util
 import sys
+import traceback
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
@@ -131,9 +132,17 @@ def load_module(path: Path, name: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
+    except SyntaxError as err:
+        raise CourseError(f"{path}, line {err.lineno}: SyntaxError: {err.msg}") from err
     except Exception as err:
-        raise CourseError(f"{path}: {type(err).__name__}: {err}") from err
+        raise CourseError(f"{path}{_line_in(path, err)}: {type(err).__name__}: {err}") from err
     return module
+
+
+def _line_in(path: Path, err: BaseException) -> str:
+    """", line N" of the innermost frame of ``err``'s traceback that is in ``path`` (where the instructor looks)."""
+    lines = [frame.lineno for frame in traceback.extract_tb(err.__traceback__) if Path(frame.filename) == path]
+    return f", line {lines[-1]}" if lines else ""
 
 
 def _attribute(module: ModuleType, name: str, path: Path):

@@ -20,6 +20,7 @@ from .classroom.cluster import PARENT_ENV, REFUSED
 from .classroom.discover import Submission, is_batch
 from .classroom.gradebook import summary_lines
 from .core import grade
+from .errors import GraderError
 from .isolation.cleanup import die_with_parent, make_undumpable
 from .isolation.sandbox import SandboxPlan, resolve
 from .results import FILE_HASH, Outcome, outcome, recorded_hash, results_name, write_results
@@ -97,7 +98,7 @@ def _terminated(signum, frame):
     raise KeyboardInterrupt  # a terminated grader ends its kernels and jails as an interrupted one does
 
 
-class _Stop(Exception):
+class _Stop(GraderError):
     """A check before grading failed: what to print (stderr), and the exit code."""
 
     def __init__(self, message: str, code: int = 2):
@@ -117,6 +118,9 @@ class GradeRequest:
     limits: Limits
     canvas: dict | None
     batch: bool
+    jobs: int | None  # a batch's parallel gradings (None: one per core)
+    force: bool  # a batch grades again what it has graded
+    cluster: str | None  # a batch's Dask scheduler (or local:N)
 
 
 def run_grade(args) -> int:
@@ -127,7 +131,7 @@ def run_grade(args) -> int:
         print(f"attn-ref grade: {stop.message}", file=sys.stderr)
         return stop.code
     if request.batch:
-        return _grade_class(request, args)
+        return _grade_class(request)
     return _grade_one(request)
 
 
@@ -152,7 +156,8 @@ def validate(args) -> GradeRequest:
     _warn(plan, args.autograder)
     limits = Limits.of(budget=args.timeout, cell_timeout=args.cell_timeout, call_timeout=args.call_timeout)
     return GradeRequest(submission, args.autograder, Path(args.out or DEFAULT_OUT), args.results, plan, limits,
-                        _canvas(args), args.results is None and is_batch(submission))
+                        _canvas(args), args.results is None and is_batch(submission), args.jobs, args.force,
+                        args.cluster)
 
 
 def _check_submission(submission: Path) -> None:
@@ -186,9 +191,9 @@ def _canvas(args) -> dict | None:
     return {"roster": Path(args.canvas_roster), "assignment": args.canvas_assignment}
 
 
-def _grade_class(request: GradeRequest, args) -> int:
-    options = BatchOptions(jobs=args.jobs, force=args.force, plan=request.plan, progress=sys.stderr.isatty(),
-                           canvas=request.canvas, cluster=args.cluster, limits=request.limits)
+def _grade_class(request: GradeRequest) -> int:
+    options = BatchOptions(jobs=request.jobs, force=request.force, plan=request.plan, progress=sys.stderr.isatty(),
+                           canvas=request.canvas, cluster=request.cluster, limits=request.limits)
     report = run_batch(plan_batch(request.submission, request.autograder, request.out, options))
     out, plan = request.out, request.plan
     if report.interrupted:  # the partial gradebook's summary says who has no grade yet

@@ -3,6 +3,6 @@
 from attn_ref.release.course import Entry
 
 ASSIGNMENTS = (
-    Entry(name="practice", title="Practice 3.1: from recurrence to attention", kind="questions", folder="practice"),
-    Entry(name="lab", title="Lab 3.1: attention in code", kind="functions", folder="lab"),
+    Entry(name="practice", title="Practice 3.1: from recurrence to attention", folder="practice"),
+    Entry(name="lab", title="Lab 3.1: attention in code", folder="lab"),
 )

@@ -5,6 +5,7 @@ course that has nothing to do with attention, built and graded by the unchanged 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from course_units import COURSE
 
 from attn_ref.grade import AutograderError, grade, load_autograder
 from attn_ref.release.build import BuildError, autograder_zip, build
-from attn_ref.release.check import _BundledGrader, _mutant_row, check_release, evidence_row
+from attn_ref.release.check import _BundledGrader, _mutant_row, _public_checks, _scoring_stubs, check_release, evidence_row
 from attn_ref.release.course import CourseError, load_course
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -58,7 +59,8 @@ def stats_release(tmp_path_factory):
 def test_a_second_course_builds_passes_check_and_is_graded(stats_release, tmp_path):
     out, rows = stats_release
     assert {r.assignment for r in rows} == {"quiz", "stats"} and all(r.ok for r in rows)
-    assert any(r.check == "every hidden probe fails a mutant" for r in rows)
+    (mutants,) = [r for r in rows if r.check == "every hidden probe fails a mutant; no stub scores"]
+    assert mutants.detail == "2 mutants, 3 derived stubs"  # zeros, ones and x echoed each scored 0 on zscore
     with zipfile.ZipFile(out / "autograder/stats-autograder.zip") as archive:
         assert "references/stats_ref.py" in archive.namelist()  # its own reference travels with it
     wrong = nbformat.read(str(out / "solutions/quiz/quiz.ipynb"), as_version=4)
@@ -71,6 +73,23 @@ def test_a_second_course_builds_passes_check_and_is_graded(stats_release, tmp_pa
     assert "✗ divides_by" in results["tests"][1]["output"]
 
 
+def test_a_mixed_assignment_grades_each_unit_by_its_kind(stats_release, tmp_path):
+    """stats holds a task and a question: one notebook, one grader, each unit scored by its kind, in the
+    layout's order; a wrong function and a wrong answer each lose their own points."""
+    out, _ = stats_release
+    with zipfile.ZipFile(out / "autograder/stats-autograder.zip") as archive:
+        checks = json.loads(archive.read("checks.json"))
+    assert [(u["name"], u["kind"]) for u in checks["units"]] == [("zscore", "function"), ("standard", "question")]
+    wrong = nbformat.read(str(out / "solutions/stats/stats.ipynb"), as_version=4)
+    for cell in wrong.cells:
+        cell.source = cell.source.replace("centred**2).mean(", "centred**2).sum(").replace("[-1])", "[-1]) + 1")
+    nbformat.write(wrong, str(tmp_path / "stats.ipynb"))
+    results = grade(tmp_path / "stats.ipynb", out / "autograder/stats-autograder.zip", out_dir=tmp_path)
+    assert [t["name"].split(":")[0] for t in results["tests"]] == ["zscore", "standard"]
+    assert scores(results)["standard"] == 0 and "✗ z_of_nine" in results["tests"][1]["output"]
+    assert scores(results)["zscore"] < max_scores(results)["zscore"] == 6
+
+
 def test_a_reference_is_loaded_from_the_zip_never_the_current_folder(stats_release, tmp_path):
     """A TA keeps submissions in the folder they grade from: a stats_ref.py there is never imported."""
     out, _ = stats_release
@@ -80,7 +99,7 @@ def test_a_reference_is_loaded_from_the_zip_never_the_current_folder(stats_relea
                            str(out / "autograder/stats-autograder.zip"), "--out", "graded"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-1500:]
-    assert "6 / 6" in done.stdout and not (tmp_path / "IMPORTED").exists()
+    assert "7 / 7" in done.stdout and not (tmp_path / "IMPORTED").exists()
 
 
 def test_attn_ref_check_proves_the_release_and_fails_loudly(release, tmp_path):
@@ -89,7 +108,7 @@ def test_attn_ref_check_proves_the_release_and_fails_loudly(release, tmp_path):
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:]
     for check in ("the solution scores full", "the blank notebook scores 0", "every public check passes",
-                  "every hidden probe fails a mutant", "every task has a probe no placeholder passes",
+                  "every hidden probe fails a mutant; no stub scores", "every task has a probe no placeholder passes",
                   "grading twice gives the same scores"):
         assert check in done.stdout
     course = tmp_path / "course"
@@ -97,7 +116,7 @@ def test_attn_ref_check_proves_the_release_and_fails_loudly(release, tmp_path):
     shutil.rmtree(course / "lab" / "c7" / "mutants")  # c7's probes are no longer proven
     rows = check_release(out, course, [out / "autograder/lab-autograder.zip"])
     failed = [r for r in rows if not r.ok]
-    assert [r.check for r in failed] == ["every hidden probe fails a mutant"] and "c7: T = 7, window = 3" in failed[0].detail
+    assert [r.check for r in failed] == ["every hidden probe fails a mutant; no stub scores"] and "c7: T = 7, window = 3" in failed[0].detail
 
 
 def test_check_fails_a_task_with_no_probe_a_placeholder_fails_with_its_file_named(stats_release, tmp_path):
@@ -137,8 +156,8 @@ def test_a_build_that_fails_its_checks_changes_nothing(stats_release, tmp_path):
         build(release, course, verify=verify)
     after = {p.relative_to(release): p.read_bytes() for p in release.rglob("*") if p.is_file()}
     assert after == before and not list(release.glob(".attn-ref-build-*"))
-    (key,) = [r for r in seen if r.check == "the solution agrees with every answer key"]  # says which file, and the key
-    assert not key.ok and f"{course / 'quiz' / 'mean' / 'solution.py'}: sample_mean" in key.detail
+    (key,) = [r for r in seen if r.check == "the solution agrees with every answer key" and r.assignment == "quiz"]
+    assert not key.ok and f"{course / 'quiz' / 'mean' / 'solution.py'}: sample_mean = 4.5" in key.detail
     assert "mean/question.py computes is" in key.detail
 
 
@@ -150,6 +169,16 @@ def test_sources_with_mistakes_fail_the_build_with_the_file_named(tmp_path):
     with pytest.raises(CourseError, match="stats_ref:zscroe.*no function zscroe"):
         load_course(course)
     task.write_text(task.read_text().replace('"stats_ref:zscroe"', '"stats_ref:zscore"'))
+    (course / "quiz" / "mean" / "task.py").write_text((course / "stats" / "zscore" / "task.py").read_text())
+    with pytest.raises(CourseError, match=r"quiz/mean: a unit folder holds question.py .* or task.py .*this one has both"):
+        load_course(course)
+    (course / "quiz" / "mean" / "task.py").unlink()
+    layout = course / "quiz" / "assignment.py"
+    kept = layout.read_text()
+    layout.write_text(kept.replace('"spread"', '"spread", "median"'))
+    with pytest.raises(CourseError, match=r"quiz/median: missing \(assignment.py lists the unit 'median'"):
+        load_course(course)
+    layout.write_text(kept)
     question = course / "quiz" / "mean" / "question.py"
     question.write_text(question.read_text().replace('"float"', '"real"'))
     with pytest.raises(CourseError, match="question.py.*unknown answer kind 'real'"):
@@ -215,6 +244,22 @@ def test_check_fails_a_toothless_mutant_with_its_file_named(stats_release, tmp_p
     assert f"{mutants / 'not_wrong.py'}: passes every hidden probe of zscore" in row.detail
     assert f"{last_axis}: passes 'rows of a 4'" in row.detail
     assert f"{mutants / 'raises.py'}: its cell raised RuntimeError: no" in row.detail
+    (mutants / "not_wrong.py").unlink()
+    (mutants / "raises.py").unlink()
+    last_axis.write_text(last_axis.read_text().replace("# must fail: rows of a 4", "# stub"))  # it is right on rows
+    row = _mutant_row("stats", load_course(course, "stats")[0], _BundledGrader(out / "autograder/stats-autograder.zip",
+                      tmp_path), out / "solutions/stats/stats.ipynb", work)
+    assert not row.ok and f"{last_axis}: this stub scores 3/6 on zscore, from: rows of a 4 × 6 array" in row.detail
+
+
+def test_a_derived_stub_that_scores_stops_the_check_naming_the_lines():
+    """The derived stubs scored 0 in every release tried (the evidence rule sees to it); the message for
+    one that scores names the task's file, the stub and the lines that paid it."""
+    assignment = load_course(FIXTURE, "stats")[0]
+    verdicts = {"stubs": {"zscore": {"ones": {"score": 2, "max_score": 6, "credited": ["along axis=0"]}}}, "scores": {}}
+    (problem,) = _scoring_stubs(assignment, verdicts)
+    assert problem.startswith(f"{FIXTURE.resolve() / 'stats' / 'zscore' / 'task.py'}: a stub returning ones")
+    assert "scores 2/6 on zscore, from: along axis=0" in problem
 
 
 def _zip_with(source: Path, path: Path, change) -> Path:
@@ -238,7 +283,8 @@ def _rename_generator(checks: dict) -> None:
 @pytest.mark.parametrize("change, field", [
     (lambda c: c.update(format=99), "format"),
     (lambda c: c.pop("version"), "version"),
-    (lambda c: c.update(kind="essays"), "kind"),
+    (lambda c: c["units"][0].update(kind="essays"), "units[0].kind"),
+    (lambda c: c["units"][1].update(kind="function"), "units[1].function"),
     (lambda c: c["units"][0]["probes"][0].update(checks=["looks_right"]), "unknown comparator 'looks_right'"),
     (_rename_generator, "input generator"),
     (lambda c: c["units"][0].update(builds_on=["later"]), "builds_on"),
@@ -286,3 +332,36 @@ def test_the_code_passes_its_linter():
     root = Path(__file__).resolve().parents[1]
     done = subprocess.run([sys.executable, "-m", "ruff", "check", str(root)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:]
+
+
+def test_a_torch_tasks_worked_example_prints_as_torch_prints_the_students_tensor():
+    lab = load_course(COURSE, "lab")[0]
+    examples = {t.name: t.example for t in lab.tasks if t.framework == "torch" and "[[" in t.example}
+    assert {"c3", "c4", "c5", "c6", "c7"} <= set(examples)
+    for name, example in examples.items():
+        assert "tensor([[" in example and not re.search(r"\[\[\d+ \d", example), (name, example)
+    assert "dtype=torch.int32" in examples["c4"] and "tensor(9)" in examples["c7"]
+
+
+def test_a_solution_that_raises_or_fails_its_public_check_is_named_in_one_sentence(tmp_path):
+    """The build runs the solution notebook: a cell that raises stops it with the file and line (the
+    traceback only with --verbose); a public check that fails on the solution names its test and assertion."""
+    course = tmp_path / "course"
+    shutil.copytree(FIXTURE, course)
+    solution = course / "stats" / "zscore" / "solution.py"
+    kept = solution.read_text()
+    solution.write_text(kept + "\n\nzscore(None)\n")
+    done = subprocess.run([sys.executable, "-m", "attn_ref", "build", "--course", str(course), "--only", "stats",
+                           "--out", str(tmp_path / "o"), "--no-check"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        f"attn-ref build: {solution.resolve()}, line 10: AttributeError: 'NoneType' object has no attribute 'mean' "
+        "(raised while the build ran the solution notebook; fix that file, or run with --verbose for the traceback)"]
+    solution.write_text(kept)
+    checks = course / "stats" / "zscore" / "public_checks.py"
+    checks.write_text(checks.read_text().replace("atol=1e-5)", "atol=1e-5) and False"))
+    out = tmp_path / "o"
+    build(out, course, only="stats")
+    (failing,) = _public_checks(out / "solutions" / "stats" / "stats.ipynb", load_course(course, "stats")[0])
+    assert failing.startswith(f"{checks.resolve()}: test_zscore_example fails on the solution:")
+    assert "AssertionError: zscore([1, 2, 3]) should match the example" in failing

@@ -23,9 +23,9 @@ from .autograder import Autograder, AutograderError, load_autograder
 from .isolation.kernel import KernelStartError
 from .isolation.sandbox import Jail, SandboxError, SandboxPlan, resolve
 from .isolation.watchdog import TRIP_FILE, Job, Supervisor, run_alone
-from .results import MAX_NOTES, TEXT, Outcome, failed_results, record, results_name, write_results, written_entries
+from .results import MAX_NOTES, TEXT, Outcome, failed_results, record, results_name, unit_name, write_results, written_entries
 from .scoring import static
-from .scoring.checks import Checks, FunctionUnit, Unit
+from .scoring.checks import Checks, FunctionUnit, QuestionUnit, Unit
 from .scoring.context import REFERENCE_MESSAGE, GradingContext, UnitResults
 from .scoring.functions import grade_functions
 from .scoring.inputs import seed_for
@@ -36,7 +36,9 @@ from .text import cap
 from .wire import Status
 
 MAX_CODE = 1 << 20  # the code cells together (not the notebook: honest notebooks embed plots)
-GRADERS = {"questions": grade_questions, "functions": grade_functions}  # one per unit kind
+# one grader per unit kind, in this order: the questions' one read comes before any probe can put a
+# stand-in in the kernel (after which nothing the kernel says reaches results: withheld.py)
+GRADERS = ((QuestionUnit, grade_questions), (FunctionUnit, grade_functions))
 
 __all__ = ["AutograderError", "SandboxError", "grade", "grade_under_seeds", "load_autograder"]
 
@@ -74,6 +76,15 @@ def running(nb, filename: str, autograder: Autograder, jail: Jail, limits: Limit
         yield GradingContext(autograder, session, limits, analysis, seed_for(code, autograder.checks.seed_key), env)
     finally:
         session.shutdown()
+
+
+def grade_units(ctx: GradingContext) -> UnitResults:
+    """Every unit by its kind's grader; the entries in the assignment's order."""
+    parts = [grader(ctx) for kind, grader in GRADERS if any(isinstance(u, kind) for u in ctx.checks.units)]
+    order = {u.name: i for i, u in enumerate(ctx.checks.units)}
+    tests = sorted((t for part in parts for t in part.tests), key=lambda t: order[unit_name(t)])
+    extra = {key: value for part in parts for key, value in part.extra.items()}
+    return UnitResults(tests, extra, any(part.timed_out for part in parts))
 
 
 def _results(ctx: GradingContext, graded: UnitResults, jail: Jail) -> dict:
@@ -114,7 +125,7 @@ def grade_in_jail(submission_path, autograder: Autograder, jail: Jail, limits: L
             nb, filename = submission.load(submission_path)
             submission.check_assignment(nb, autograder.name)
             with running(nb, filename, autograder, jail, limits, start + limits.budget) as ctx:
-                results = _results(ctx, GRADERS[autograder.checks.kind](ctx), jail)
+                results = _results(ctx, grade_units(ctx), jail)
             results["tests"] += written_entries(autograder.checks, written_answers(nb, written_questions(autograder.checks)))
     except submission.SubmissionError as err:  # the notebook itself (corrupt, another assignment): its 0 stands
         results = failed_results(autograder.checks, str(err), Outcome.STUDENT)
@@ -173,7 +184,7 @@ def grade(submission_path, autograder, out_dir=None, results_path=None, *, limit
 
 def grade_under_seeds(submission_path, autograder, seeds: list[int], *, plan: SandboxPlan | None = None,
                       **timeouts: float) -> dict[int, dict[str, dict]]:
-    """{seed: {unit: results entry}}: a "functions" notebook run once, its probes run once per seed (to prove
+    """{seed: {unit: results entry}}: a notebook run once, its function units' probes run once per seed (to prove
     that verdicts do not depend on the seed). Raises if the notebook could not be run."""
     autograder, plan = prepare(autograder, plan)
     limits = Limits.of(**timeouts)

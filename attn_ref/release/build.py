@@ -17,8 +17,10 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
 
 from ..grade.scoring.checks import EXPORT_MODULE
+from .cell_sources import failure
 from .checks import checks, stamp
 from .course import Assignment, load_course
 from .notebooks import export_module, master, normalize, solution_from_autograder_notebook, with_export_module, with_outro
@@ -79,7 +81,11 @@ STUDENT_PACKAGES = {"numpy", "torch", "ipykernel", "otter-grader", "matplotlib"}
 
 
 class BuildError(Exception):
-    """The release could not be built; nothing was moved into place."""
+    """The release could not be built; nothing was moved into place. ``detail``: a traceback, shown with --verbose."""
+
+    def __init__(self, message: str, detail: str = ""):
+        super().__init__(message)
+        self.detail = detail
 
 
 @dataclass
@@ -203,7 +209,10 @@ def build_one(assignment: Assignment, out: Path, runner: str = "cpu", pdf: bool 
         run_dir = tmp / "run"
         run_dir.mkdir()
         t0 = time.perf_counter()
-        solution = normalize(execute(solution, run_dir, f"{name}.ipynb"))
+        try:
+            solution = normalize(execute(solution, run_dir, f"{name}.ipynb"))
+        except CellExecutionError:
+            raise BuildError(*failure(solution, assignment)) from None
         seconds_solution = time.perf_counter() - t0
         solution_path = _write(solution, out / "solutions" / name / f"{name}.ipynb")
         _write_export_module(assignment, out)

@@ -16,6 +16,8 @@ The builder runs it on its staging folder before moving a release into place (`m
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
@@ -30,7 +32,9 @@ from pathlib import Path
 import nbformat
 
 from ..grade.scoring.checks import read_checks
+from ..grade.stubs import KINDS as STUB_KINDS
 from .course import load_assignment, load_registry
+from .units import Question, Task
 
 TIMEOUT = 900
 
@@ -89,23 +93,56 @@ def _public_checks(solution: Path, assignment) -> list[str]:
                    for o in c.get("outputs", [])]
         if "All test cases passed" not in json.dumps(outputs):
             said = " ".join(_ANSI.sub("", str(o.get("data", {}).get("text/plain", o.get("text", "")))) for o in outputs)
-            said = " ".join(said.split())[:400] or "no output (did the check cell run?)"
-            failing.append(f"{assignment.folder / unit.name / 'public_checks.py'} fails on the solution: {said}")
+            said = " ".join(said.split())
+            if isinstance(unit, Task):
+                tests = _failed_tests(unit, said)
+                where = f"{assignment.folder / unit.name / 'public_checks.py'}{': ' + ', '.join(tests) if tests else ''}"
+            else:
+                where = f"{assignment.folder / unit.name / 'question.py'} (its answers' kinds and ranges)"
+            failing.append(f"{where} fails on the solution: {said[:400] or 'no output (did the check cell run?)'}")
     return failing
 
 
+def _failed_tests(task: Task, said: str) -> list[str]:
+    """The test_ functions of public_checks.py whose assertion otter's output quotes."""
+    named = []
+    for test in task.public_checks:
+        name = re.match(r"def (\w+)", test)
+        lines = [line.strip() for line in test.splitlines()[1:] if len(line.strip()) > 8]
+        if name and any(line in said for line in lines):
+            named.append(name.group(1))
+    return named
+
+
+def _solution_values(assignment) -> dict:
+    """The answer variables as the solution's cells leave them (setup, then every unit's solution, in order),
+    run here: the instructor's own code, for the instructor's eyes. Best effort: what ran before an error."""
+    namespace: dict = {}
+    sources = [assignment.setup] + [u.solution if isinstance(u, Question) else u.starter for u in assignment.units]
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            for source in sources:
+                exec(compile(source, "<solution>", "exec"), namespace)  # noqa: S102 - the instructor's solution
+    except Exception:  # noqa: BLE001 - the grader's verdict stands; the value is only a hint
+        pass
+    return namespace
+
+
 def _key_disagreements(results: dict, assignment) -> list[str]:
-    """Answers of the solution the grader marked wrong: the solution's file, the grader's words, the key."""
-    answers = {a.name: (q, a) for q in assignment.units for a in q.answers}
+    """Answers of the solution the grader marked wrong: the solution's file and value, the grader's words, the key."""
+    answers = {a.name: (q, a) for q in assignment.questions for a in q.answers}
     found = []
+    values = None
     for line in (line for t in results["tests"] for line in t["output"].splitlines() if line.startswith("✗")):
         name, _, reason = line[2:].partition(" (")
         question, answer = answers.get(name, (None, None))
         if question is None:
             found.append(line[2:])
             continue
-        found.append(f"{assignment.folder / question.name / 'solution.py'}: {name} ({reason.rstrip(')')}); the key "
-                     f"{question.name}/question.py computes is {answer.expected!r}: fix whichever is wrong")
+        values = _solution_values(assignment) if values is None else values
+        value = f" = {values[name]!r}" if name in values else ""
+        found.append(f"{assignment.folder / question.name / 'solution.py'}: {name}{value} ({reason.rstrip(')')}); "
+                     f"the key {question.name}/question.py computes is {answer.expected!r}: fix whichever is wrong")
     return found
 
 
@@ -139,7 +176,7 @@ def check_zip(zip_path: Path, release: Path, course: Path) -> list[Row]:
         first = grader.grade(solution, "solution")
         full = first["score"] == sum(t["max_score"] for t in first["tests"]) and first["extra_data"]["status"] == "ok"
         rows.append(Row(name, "the solution scores full (bundled grader)", full, "" if full else _short(first)))
-        if assignment.kind == "questions":
+        if assignment.questions:
             wrong = _key_disagreements(first, assignment)
             rows.append(Row(name, "the solution agrees with every answer key", not wrong, "; ".join(wrong)))
         blank_results = grader.grade(blank, "blank")
@@ -153,37 +190,61 @@ def check_zip(zip_path: Path, release: Path, course: Path) -> list[Row]:
             results = _run_autograder(zip_path, solution, work)
             ok = results["score"] == first["score"]
             rows.append(Row(name, "run_autograder (as root) agrees", ok, "" if ok else results.get("output", "")[:200]))
-        if assignment.kind == "functions":
+        if assignment.tasks:
             rows.append(_mutant_row(name, assignment, grader, solution, work))
             rows.append(evidence_row(name, assignment, grader))
     return rows
 
 
 def _mutant_row(name: str, assignment, grader: _BundledGrader, solution: Path, work: Path) -> Row:
-    mutants = {t.name: [(m.label, m.source) for m in t.mutants] for t in assignment.units}
+    mutants = {t.name: [(m.label, m.source) for m in t.mutants] for t in assignment.tasks}
     (work / "mutants.json").write_text(json.dumps(mutants))
     done = grader.run("probe-mutants", str(solution), "--autograder", str(grader.zip), "--mutants",
-                      str(work / "mutants.json"), "--out", str(work / "verdicts.json"))
+                      str(work / "mutants.json"), "--out", str(work / "verdicts.json"), "--stubs")
     if done.returncode != 0:
-        return Row(name, "every hidden probe fails a mutant", False, done.stderr[-400:])
+        return Row(name, MUTANT_CHECK, False, done.stderr[-400:])
     verdicts = json.loads((work / "verdicts.json").read_text())
     problems = [*_unrunnable(assignment, verdicts.get("errors", {})), *_toothless(assignment, verdicts),
-                *_uncaught(assignment, verdicts)]
+                *_uncaught(assignment, verdicts), *_scoring_stubs(assignment, verdicts)]
     count = sum(len(m) for m in mutants.values())
-    return Row(name, "every hidden probe fails a mutant", not problems, "; ".join(problems) or f"{count} mutants")
+    stub_count = sum(len(kinds) for kinds in verdicts["stubs"].values())
+    return Row(name, MUTANT_CHECK, not problems, "; ".join(problems) or f"{count} mutants, {stub_count} derived stubs")
+
+
+MUTANT_CHECK = "every hidden probe fails a mutant; no stub scores"
+
+
+def _scoring_stubs(assignment, verdicts: dict) -> list[str]:
+    """Every stub, derived (zeros, ones, its first argument echoed) or a mutant marked "# stub", scores 0:
+    code that does none of the task earns nothing. Else the build stops, naming the lines that paid it."""
+    problems = []
+    for task in assignment.tasks:
+        where = assignment.folder / task.name / "task.py"
+        for kind, verdict in verdicts["stubs"].get(task.name, {}).items():
+            if verdict["score"] > 0:
+                problems.append(f"{where}: a stub returning {STUB_KINDS[kind]} scores {verdict['score']:g}/"
+                                f"{verdict['max_score']:g} on {task.name}, from: {'; '.join(verdict['credited'])} "
+                                f"(add a general case a stub fails: random inputs, several keys or tokens)")
+        for mutant in (m for m in task.mutants if m.stub):
+            verdict = verdicts["scores"].get(task.name, {}).get(mutant.label)
+            if verdict and verdict["score"] > 0:
+                problems.append(f"{mutant.path}: this stub scores {verdict['score']:g}/{verdict['max_score']:g} on "
+                                f"{task.name}, from: {'; '.join(verdict['credited'])} (add a probe it fails that "
+                                f"a correct function passes)")
+    return problems
 
 
 def _unrunnable(assignment, errors: dict) -> list[str]:
     """A mutant whose cell raised defines nothing: it is not graded, and the check says why."""
     return [f"{mutant.path}: its cell raised {errors[task.name][mutant.label]}: a mutant must run and define "
-            f"`{task.function}`" for task in assignment.units for mutant in task.mutants
+            f"`{task.function}`" for task in assignment.tasks for mutant in task.mutants
             if mutant.label in errors.get(task.name, {})]
 
 
 def _toothless(assignment, verdicts: dict) -> list[str]:
     """Each mutant fails some probe, and the probe its "# must fail:" names: else it proves nothing."""
     problems = []
-    for task in assignment.units:
+    for task in assignment.tasks:
         for mutant in task.mutants:
             passed = verdicts["probes"].get(task.name, {}).get(mutant.label, {})
             if passed and all(passed.values()):
@@ -197,7 +258,7 @@ def _toothless(assignment, verdicts: dict) -> list[str]:
 
 def _uncaught(assignment, verdicts: dict) -> list[str]:
     """Each hidden probe is failed by some mutant of its task: else nothing shows the probe can fail."""
-    uncaught = [f"{task.name}: {probe.name}" for task in assignment.units for probe in task.probes
+    uncaught = [f"{task.name}: {probe.name}" for task in assignment.tasks for probe in task.probes
                 if not any(not probes.get(probe.name, True) for probes in verdicts["probes"].get(task.name, {}).values())]
     return [f"no mutant fails: {'; '.join(uncaught)} (add a mutant under the task's mutants/ that this probe catches)"] if uncaught else []
 

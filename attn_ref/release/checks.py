@@ -26,7 +26,7 @@ def _starter(t: Task) -> str:
 
 
 def _question(q: Question) -> dict:
-    return {"name": q.name, "title": q.title, "starter": "\n".join(f"{a.name} = ..." for a in q.answers),
+    return {"kind": "question", "name": q.name, "title": q.title, "starter": "\n".join(f"{a.name} = ..." for a in q.answers),
             "answers": [{"name": a.name, "kind": a.kind, "points": a.points, "expected": _expected(a), "letters": a.letters}
                         for a in q.answers]}
 
@@ -53,30 +53,26 @@ def _task(t: Task, runner: str, stand_ins: dict[str, str]) -> dict:
         probes += _cuda_variants(t)
     for probe in probes:
         probe["args"] = [[name, dict(spec, keyword=name in optional)] for name, spec in probe["args"]]
-    return {"name": t.name, "title": t.title, "function": t.function, "framework": t.framework, "reference": t.reference,
+    return {"kind": "function", "name": t.name, "title": t.title, "function": t.function, "framework": t.framework, "reference": t.reference,
             "outputs": list(t.outputs), "forbidden": list(t.forbidden), "builds_on": list(t.builds_on),
             "substitute": stand_ins.get(t.name, ""), "starter": _starter(t), "probes": probes}
 
 
 def checks(assignment: Assignment, runner: str = "cpu") -> dict:
     """checks.json of one assignment, without its version (``stamp`` adds it)."""
-    if assignment.kind == "questions":
-        units = [_question(q) for q in assignment.units]
-    else:
-        needed = {name for t in assignment.units for name in t.builds_on}
-        stand_ins = {t.name: t.substitute for t in assignment.units if t.name in needed}
-        missing = sorted(name for name in needed if not stand_ins.get(name))
-        if missing:
-            raise ValueError(f"{assignment.name}: tasks {', '.join(missing)} are built on but have no substitute.py")
-        units = [_task(t, runner, stand_ins) for t in assignment.units]
+    needed = {name for t in assignment.tasks for name in t.builds_on}
+    stand_ins = {t.name: t.substitute for t in assignment.tasks if t.name in needed}
+    missing = sorted(name for name in needed if not stand_ins.get(name))
+    if missing:
+        raise ValueError(f"{assignment.name}: tasks {', '.join(missing)} are built on but have no substitute.py")
+    units = [_question(u) if isinstance(u, Question) else _task(u, runner, stand_ins) for u in assignment.units]
     written = [{"name": f"{q.name}_written", "question": q.name, "title": q.title, "prompt": q.written_prompt,
                 "points": q.written_points}
-               for q in assignment.units if isinstance(q, Question) and q.written_prompt]
+               for q in assignment.questions if q.written_prompt]
     return {
         "format": CHECKS_FORMAT,
         "assignment": assignment.name,
         "title": assignment.title,
-        "kind": assignment.kind,
         "runner": runner,
         "visibility": assignment.layout.visibility,
         "units": units,

@@ -23,7 +23,7 @@ def _answers(args) -> int:
     from .course import CourseError, load_course
 
     try:
-        assignments = [a for a in load_course(_course(args), args.only) if a.kind == "questions"]
+        assignments = [a for a in load_course(_course(args), args.only) if a.questions]
     except CourseError as err:
         print(f"attn-ref answers: {err}", file=sys.stderr)
         return 2
@@ -31,7 +31,7 @@ def _answers(args) -> int:
         table = Table(title=f"{assignment.name}: answer key (computed in {assignment.folder.name}/<question>/question.py)")
         table.add_column("variable")
         table.add_column("value", justify="right")
-        for answer in (a for q in assignment.units for a in q.answers):
+        for answer in (a for q in assignment.questions for a in q.answers):
             value = answer.expected
             table.add_row(answer.name, f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else repr(value))
         Console().print(table)
@@ -79,6 +79,8 @@ def _build(args) -> int:
         return 2
     except BuildError as err:
         print(f"attn-ref build: {err}", file=sys.stderr)
+        if args.verbose and err.detail:
+            print(err.detail, file=sys.stderr)
         return 1
     table = Table(title=f"attn-ref build -> {out}")
     for column in ("assignment", "otter assign s", "solution run s", "total s"):
@@ -109,10 +111,10 @@ def _requirements(args) -> int:
     return 0
 
 
-ANSWERS_HELP = """Print the answer key of every "questions" assignment of the course: each answer variable and the
+ANSWERS_HELP = """Print the answer key of every assignment of the course that has questions: each answer variable and the
 value its question.py computes with attn_ref (the numbers the hidden checks compare with)."""
 ANSWERS_EXAMPLES = """examples:
-  attn-ref answers                      # every questions assignment of course/
+  attn-ref answers                      # every assignment of course/ with questions
   attn-ref answers --only practice      # one assignment
   attn-ref answers --course tests/fixtures/stats_course
 """
@@ -162,6 +164,7 @@ def add_verbs(verb) -> None:
     build.add_argument("--runner", choices=["cpu", "gpu"], default="cpu", help="Gradescope runner the zip targets (default: cpu)")
     build.add_argument("--pdf", action="store_true", help="export a PDF with submissions (needs LaTeX on students' machines)")
     build.add_argument("--no-check", action="store_true", help="skip `attn-ref check` (not for a release)")
+    build.add_argument("--verbose", action="store_true", help="with an error, also its traceback")
     build.set_defaults(run=_build)
 
     check = verb("check", "prove a release: solution full, blank 0, public checks, mutants, determinism",

@@ -1,12 +1,13 @@
 """A course is a folder of assignment folders and a registry; an assignment is a list of unit folders.
 
     course/
-      registry.py              ASSIGNMENTS = (Entry(name, title, kind, folder), ...)
+      registry.py              ASSIGNMENTS = (Entry(name, title, folder), ...)
       <folder>/
         assignment.py          ASSIGNMENT = Layout(units=(...), visibility=..., setup=..., exploration=...)
         intro.md               the notebook's first cell
         outro.md               optional: its last cell (after the submission cell), for details kept out of the intro
-        <unit>/                question.py (QUESTION) or task.py (TASK, example()), and the files below
+        <unit>/                question.py (QUESTION) or task.py (TASK, example()), and the files below;
+                               the file says the unit's kind, and one assignment may hold both kinds
 
 A question's folder: prompt.md, solution.py (assigns every answer variable), optionally written.md and
 written_solution.md. A task's folder: prompt.md, solution.py (the function, its body between
@@ -21,6 +22,7 @@ import ast
 import contextlib
 import importlib
 import importlib.util
+import itertools
 import sys
 import traceback
 from dataclasses import dataclass, replace
@@ -29,7 +31,7 @@ from types import ModuleType
 
 from .units import Mutant, Question, Task
 
-KINDS = ("questions", "functions")
+UNIT_FILES = ("question.py", "task.py")  # a unit folder holds exactly one: its kind
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 
 
@@ -43,7 +45,6 @@ class Entry:
 
     name: str  # the assignment's name: notebooks, zips and grading all use it
     title: str
-    kind: str  # "questions" (answer variables, written parts) or "functions" (probed functions)
     folder: str  # relative to the registry
 
 
@@ -75,7 +76,6 @@ class Assignment:
 
     name: str
     title: str
-    kind: str
     folder: Path
     layout: Layout
     intro: str
@@ -85,6 +85,14 @@ class Assignment:
     exploration: tuple[tuple[str, bool], ...] = ()  # (source, holds timings)
     references: tuple[tuple[str, Path | None], ...] = ()  # (module, its file in the folder, or None: attn_ref)
     outro: str = ""  # outro.md: the notebook's last cell, or "" for none
+
+    @property
+    def questions(self) -> tuple[Question, ...]:
+        return tuple(u for u in self.units if isinstance(u, Question))
+
+    @property
+    def tasks(self) -> tuple[Task, ...]:
+        return tuple(u for u in self.units if isinstance(u, Task))
 
 
 # ---- loading files ------------------------------------------------------------------------------------
@@ -155,9 +163,6 @@ def load_registry(course: Path) -> tuple[Entry, ...]:
     registry = Path(course) / "registry.py"
     entries = tuple(_attribute(load_module(registry, "_course_registry"), "ASSIGNMENTS", registry))
     names = [e.name for e in entries]
-    for entry in entries:
-        if entry.kind not in KINDS:
-            raise CourseError(f"{registry}: {entry.name}: kind {entry.kind!r} is not one of {', '.join(KINDS)}")
     if len(set(names)) != len(names):
         raise CourseError(f"{registry}: two assignments share a name")
     return entries
@@ -177,7 +182,7 @@ def _question(folder: Path, module_name: str) -> Question:
 
 def _mutants(folder: Path, task: Task) -> tuple[Mutant, ...]:
     """mutants/*.py: each must be Python that defines the task's function and name (by "# must fail:") only
-    probes the task has; `attn-ref check` then proves each fails a probe, and the probe it names."""
+    probes the task has; a "# stub" line marks one that does none of the task (it must score 0); `attn-ref check` then proves each fails a probe, and the probe it names."""
     found = []
     for path in sorted((folder / "mutants").glob("*.py")):
         source = path.read_text()
@@ -199,7 +204,8 @@ def _mutants(folder: Path, task: Task) -> tuple[Mutant, ...]:
         if any(m.label == header["mutant"].strip() for m in found):
             raise CourseError(f"{path}: another mutant of {task.name} is also '# mutant: {header['mutant'].strip()}': "
                               f"give each its own description")
-        found.append(Mutant(header["mutant"].strip(), source, must_fail, str(path)))
+        leading = [line.strip() for line in itertools.takewhile(lambda line: line.startswith("#"), source.splitlines())]
+        found.append(Mutant(header["mutant"].strip(), source, must_fail, str(path), stub="# stub" in leading))
     return tuple(found)
 
 
@@ -247,6 +253,19 @@ def _task(folder: Path, module_name: str) -> Task:
                    mutants=_mutants(folder, task))
 
 
+def _unit(folder: Path, module_name: str) -> Question | Task:
+    """A unit folder, loaded by its kind: question.py makes a question, task.py a task."""
+    if not folder.is_dir():
+        raise CourseError(f"{folder}: missing (assignment.py lists the unit {folder.name!r}: make its folder, or "
+                          f"remove it from units)")
+    found = [name for name in UNIT_FILES if (folder / name).is_file()]
+    if len(found) != 1:
+        what = "both" if found else "neither"
+        raise CourseError(f"{folder}: a unit folder holds question.py (a question) or task.py (a function task); "
+                          f"this one has {what}")
+    return (_question if found == ["question.py"] else _task)(folder, module_name)
+
+
 def _reference(spec: str, folder: Path, where: str) -> tuple[str, Path | None]:
     """Resolve "module:function" now (a misspelt reference fails the build, not the grading)."""
     module_name, _, function = spec.partition(":")
@@ -290,22 +309,18 @@ def load_assignment(course: Path, entry: Entry) -> Assignment:
         layout = _attribute(load_module(layout_path, f"_course_{entry.name}"), "ASSIGNMENT", layout_path)
         if layout.visibility not in VISIBILITIES:
             raise CourseError(f"{layout_path}: visibility {layout.visibility!r} is not one of {', '.join(VISIBILITIES)}")
-        loader = _question if entry.kind == "questions" else _task
-        marker = "question.py" if entry.kind == "questions" else "task.py"
-        units = []
-        for unit in layout.units:
-            if not (folder / unit / marker).is_file():
-                raise CourseError(f"{folder / unit}: a unit of a '{entry.kind}' assignment needs {marker}")
-            units.append(loader(folder / unit, f"_course_{entry.name}_{unit}"))
+        units = [_unit(folder / unit, f"_course_{entry.name}_{unit}") for unit in layout.units]
         references = {}
-        for task in units if entry.kind == "functions" else ():
+        tasks = [u.name for u in units if isinstance(u, Task)]
+        for task in (u for u in units if isinstance(u, Task)):
             name, file = _reference(task.reference, folder, str(folder / task.name / "task.py"))
             references[name] = file
             for earlier in task.builds_on:
-                if earlier not in layout.units[: layout.units.index(task.name)]:
-                    raise CourseError(f"{folder / task.name / 'task.py'}: builds_on {earlier!r}, which is not an earlier unit")
+                if earlier not in tasks[: tasks.index(task.name)]:
+                    raise CourseError(f"{folder / task.name / 'task.py'}: builds_on {earlier!r}, which is not an earlier "
+                                      f"task of the layout")
     exploration = tuple((_read(folder / name), name in layout.timing) for name in layout.exploration)
-    return Assignment(entry.name, entry.title, entry.kind, folder, layout, _read(folder / "intro.md"), tuple(units),
+    return Assignment(entry.name, entry.title, folder, layout, _read(folder / "intro.md"), tuple(units),
                       setup=_read(folder / layout.setup) if layout.setup else "",
                       exploration_intro=_read(folder / layout.exploration_intro) if layout.exploration_intro else "",
                       exploration=exploration, references=tuple(sorted(references.items())),

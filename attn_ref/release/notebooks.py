@@ -100,9 +100,8 @@ def master(assignment: Assignment, pdf: bool = False) -> nbformat.NotebookNode:
     cells = [_config(assignment.name, pdf), new_markdown_cell(assignment.intro)]
     if assignment.setup:
         cells.append(new_code_cell(assignment.setup))
-    unit_cells = _question_cells if assignment.kind == "questions" else _task_cells
     for unit in assignment.units:
-        cells += unit_cells(unit)
+        cells += _question_cells(unit) if isinstance(unit, Question) else _task_cells(unit)
     if assignment.exploration_intro:
         cells.append(new_markdown_cell(assignment.exploration_intro))
     for source, timing in assignment.exploration:

@@ -89,12 +89,14 @@ class Probe:
 
 @dataclass(frozen=True)
 class Mutant:
-    """A wrong implementation declared with its task: `attn-ref check` proves every probe fails one."""
+    """A wrong implementation declared with its task: `attn-ref check` proves every probe fails one, and
+    that each fails the probe its "# must fail:" line names; a stub ("# stub") must score 0."""
 
     label: str  # what is wrong, from the file's first line "# mutant: ..."
     source: str
     must_fail: str = ""  # a probe (name fragment) it must fail, from "# must fail: ..." (`attn-ref check` enforces it)
     path: str = ""  # its file, for messages
+    stub: bool = False  # "# stub": code that does none of the task, which must score 0 (`attn-ref check`)
 
 
 @dataclass(frozen=True)
@@ -152,7 +154,24 @@ META = {"device": "meta", "checks": ("device_kept",)}  # tensors without data: w
 
 
 def shown(array) -> str:
-    """An array as a worked example prints it (four decimals, tiny values as 0)."""
+    """An array as NumPy prints it in a worked example (four decimals, tiny values as 0); a torch task's
+    example uses ``shown_tensor``."""
     import numpy as np
 
     return np.array2string(np.asarray(array), precision=4, suppress_small=True)
+
+
+def shown_tensor(array, dtype: str | None = None) -> str:
+    """An array as torch prints the tensor a student's code returns for it: ``tensor([...])``, four
+    decimals. Floats become float32 (what ``torch.tensor([1.0])`` makes), so no ``dtype=`` suffix shows;
+    ``dtype`` names another (``"int32"`` for ``.int()``, ``"float64"``)."""
+    import numpy as np
+    import torch
+
+    tensor = torch.as_tensor(np.asarray(array))
+    tensor = tensor.to(getattr(torch, dtype)) if dtype else tensor.float() if tensor.is_floating_point() else tensor
+    torch.set_printoptions(precision=4, sci_mode=False)
+    try:
+        return repr(tensor)
+    finally:
+        torch.set_printoptions(profile="default")

@@ -8,15 +8,15 @@ references). The builder writes it (``attn_ref/release/checks.py``). Standard li
 
 **checks.json** (builder -> grader, inside the autograder zip; ``validate_checks``)::
 
-    {"format": 1, "assignment": "lab", "title": "...", "kind": "questions" | "functions",
-     "runner": "cpu" | "gpu", "visibility": "hidden" | "after_due_date" | "after_published" | "visible",
+    {"format": 2, "assignment": "lab", "title": "...", "runner": "cpu" | "gpu", "visibility": "hidden" | "after_due_date" | "after_published" | "visible",
      "version": HEX, "seed_key": HEX,          # everything that decides a score / the probes alone
-     "units": [UNIT, ...], "written": [{"name", "question", "title", "prompt"}],
+     "units": [UNIT, ...],                      # in the notebook's order; an assignment may mix kinds
+     "written": [{"name", "question", "title", "prompt"}],
      "references": {"attn_ref.attention": null, "stats_ref": "references/stats_ref.py"}}
 
-    questions UNIT = {"name", "title", "starter", "answers": [{"name", "kind": "int" | "float" | "bool" | "choice" |
+    question UNIT = {"kind": "question", "name", "title", "starter", "answers": [{"name", "kind": "int" | "float" | "bool" | "choice" |
                       "int_dict", "points", "expected", "letters"}]}
-    functions UNIT = {"name", "title", "starter", "function", "framework": "numpy" | "torch", "reference": "module:function",
+    function UNIT = {"kind": "function", "name", "title", "starter", "function", "framework": "numpy" | "torch", "reference": "module:function",
                       "outputs": [str], "forbidden": [str], "builds_on": [unit], "substitute": SOURCE,
                       "probes": [{"name", "points", "args": [[name, SPEC]], "checks": [COMPARATOR],
                                   "dtype": "float32" | "float64", "device": "cpu" | "cuda" | "meta", "options"}]}
@@ -40,7 +40,7 @@ from types import MappingProxyType
 
 from ..errors import GraderError
 
-CHECKS_FORMAT = 1
+CHECKS_FORMAT = 2  # 2: each unit says its kind (an assignment may mix questions and functions)
 # The student notebook's export cell (builder -> grader): `from export_written import export`, then
 # `export(grader, ...)`, the module the build ships beside the notebook (attn_ref/release/cells/export_written.py).
 # A graded kernel's folder holds no such module, so the grader skips that cell as it skips a bare grader.export().
@@ -52,7 +52,7 @@ class InvalidChecks(GraderError, ValueError):
     """A checks.json that does not follow the format: the message names the field."""
 
 
-UNIT_KINDS = ("questions", "functions")
+UNIT_KINDS = ("question", "function")
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 ANSWER_KINDS = ("int", "float", "bool", "choice", "int_dict")
 PROBE_DTYPES = ("float32", "float64")
@@ -105,12 +105,13 @@ def _probe(probe, where: str, generators, comparators) -> None:
         _check(len(kinds) == 1 or generators is None, at, f"the spec must name exactly one input generator ({', '.join(sorted(generators or ()))})")
 
 
-def _unit(unit, kind: str, where: str, generators, comparators) -> None:
+def _unit(unit, where: str, generators, comparators) -> None:
     _check(isinstance(unit, dict), where, "expected an object")
+    _check(unit.get("kind") in UNIT_KINDS, where + ".kind", f"expected one of {', '.join(UNIT_KINDS)}")
     _check(isinstance(unit.get("name"), str) and bool(_NAME.match(unit["name"])), where + ".name", "expected a name")
     _text(unit.get("title"), where + ".title", 200)
     _text(unit.get("starter", ""), where + ".starter", 100_000)
-    if kind == "questions":
+    if unit["kind"] == "question":
         answers = unit.get("answers")
         _check(isinstance(answers, list) and bool(answers), where + ".answers", "expected a list")
         for i, answer in enumerate(answers):
@@ -138,22 +139,24 @@ def validate_checks(checks, generators=None, comparators=None) -> dict:
     _check(checks.get("format") == CHECKS_FORMAT, "format", f"expected {CHECKS_FORMAT} (rebuild the autograder with this version)")
     for name in ("assignment", "title", "version", "seed_key"):
         _text(checks.get(name), name, 200)
-    _check(checks.get("kind") in UNIT_KINDS, "kind", f"expected one of {', '.join(UNIT_KINDS)}")
     _check(checks.get("runner") in ("cpu", "gpu"), "runner", "expected cpu or gpu")
     _check(checks.get("visibility") in VISIBILITIES, "visibility", f"expected one of {', '.join(VISIBILITIES)}")
     units = checks.get("units")
     _check(isinstance(units, list) and bool(units), "units", "expected a list")
     for i, unit in enumerate(units):
-        _unit(unit, checks["kind"], f"units[{i}]", generators, comparators)
+        _unit(unit, f"units[{i}]", generators, comparators)
     names = [u["name"] for u in units]
     _check(len(set(names)) == len(names), "units", "two units share a name")
-    for unit in units:
-        for earlier in unit.get("builds_on", []):
-            _check(earlier in names[: names.index(unit["name"])], f"units.{unit['name']}.builds_on", f"{earlier!r} is not an earlier unit")
+    functions = [u["name"] for u in units if u["kind"] == "function"]
+    for unit in (u for u in units if u["kind"] == "function"):
+        for earlier in unit["builds_on"]:
+            _check(earlier in functions[: functions.index(unit["name"])], f"units.{unit['name']}.builds_on",
+                   f"{earlier!r} is not an earlier function unit")
+    questions = {u["name"] for u in units if u["kind"] == "question"}
     written = checks.get("written", [])
     _check(isinstance(written, list), "written", "expected a list")
     for i, item in enumerate(written):
-        _check(isinstance(item, dict) and item.get("question") in names, f"written[{i}]", "expected a question of this assignment")
+        _check(isinstance(item, dict) and item.get("question") in questions, f"written[{i}]", "expected a question of this assignment")
     references = checks.get("references", {})
     _check(isinstance(references, dict), "references", "expected an object")
     for module, path in references.items():
@@ -256,7 +259,6 @@ class Checks:
     units: tuple[Unit, ...] = ()
     written: tuple[WrittenPart, ...] = ()
     title: str = ""
-    kind: str = "questions"  # one of UNIT_KINDS
     runner: str = "cpu"  # cpu | gpu
     visibility: str = "hidden"  # one of VISIBILITIES
     version: str = ""
@@ -269,6 +271,14 @@ class Checks:
     @property
     def by_name(self) -> dict[str, Unit]:
         return {u.name: u for u in self.units}
+
+    @property
+    def questions(self) -> tuple[QuestionUnit, ...]:
+        return tuple(u for u in self.units if isinstance(u, QuestionUnit))
+
+    @property
+    def functions(self) -> tuple[FunctionUnit, ...]:
+        return tuple(u for u in self.units if isinstance(u, FunctionUnit))
 
 
 def _typed_arg(pair: list) -> Arg:
@@ -283,8 +293,8 @@ def _typed_probe(probe: dict) -> Probe:
                  tuple(_typed_arg(pair) for pair in probe["args"]), _frozen(probe.get("options", {})))
 
 
-def _typed_unit(unit: dict, kind: str) -> Unit:
-    if kind == "questions":
+def _typed_unit(unit: dict) -> Unit:
+    if unit["kind"] == "question":
         answers = tuple(Answer(a["name"], a["kind"], a["points"], _frozen(a["expected"]), a.get("letters", ""))
                         for a in unit["answers"])
         return QuestionUnit(unit["name"], unit["title"], answers, unit.get("starter", ""))
@@ -298,8 +308,8 @@ def typed_checks(checks: dict) -> Checks:
     version and seed key are added)."""
     written = tuple(WrittenPart(w["question"], w.get("prompt", ""), w.get("title", ""), w.get("name", ""),
                                 w.get("points", 1.0)) for w in checks.get("written", []))
-    return Checks(checks["assignment"], tuple(_typed_unit(u, checks["kind"]) for u in checks["units"]), written,
-                  checks["title"], checks["kind"], checks["runner"], checks["visibility"],
+    return Checks(checks["assignment"], tuple(_typed_unit(u) for u in checks["units"]), written,
+                  checks["title"], checks["runner"], checks["visibility"],
                   checks.get("version", ""), checks.get("seed_key", ""), _frozen(checks.get("references", {})))
 
 

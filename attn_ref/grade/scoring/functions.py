@@ -1,10 +1,11 @@
-"""Grading "functions" units: each probe calls the student's function in the kernel on inputs made here,
+"""Grading function units: each probe calls the student's function in the kernel on inputs made here,
 and the trusted side compares what comes back with the reference."""
 
 from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable
 
 import numpy as np
 
@@ -99,8 +100,10 @@ def _one_digit(error: float | None) -> float | None:
     return None if error is None else float(f"{error:.0e}")
 
 
-def grade_task(ctx: GradingContext, t_index: int, task: FunctionUnit, by_name: dict[str, FunctionUnit], graded: list[dict]) -> tuple[dict, dict, bool]:
-    """One task's entry, its probe report lines and forbidden calls, and whether a probe timed out."""
+def grade_task(ctx: GradingContext, t_index: int, task: FunctionUnit, by_name: dict[str, FunctionUnit], graded: list[dict],
+               before_call: Callable[[Probe, list[Input], list], None] | None = None) -> tuple[dict, dict, bool]:
+    """One task's entry, its probe report lines, forbidden calls and the lines that earned points, and
+    whether a probe timed out. ``before_call`` (probing stubs, trusted code only) runs before each call."""
     cuda = bool(ctx.env.get("cuda"))
     static_hits = ctx.analysis.forbidden.get(task.name, [])
     lost = replaced(task, by_name, graded)
@@ -120,6 +123,8 @@ def grade_task(ctx: GradingContext, t_index: int, task: FunctionUnit, by_name: d
         reference = reference_outputs(ctx.autograder.reference(task.reference), args)  # meta probes: its shapes
         proven[len(lines)] = evidence.is_evidence(probe, args, reference)
         stats: dict = {}
+        if before_call is not None:
+            before_call(probe, args, reference)
         if substitutes:
             ctx.session.tainted = True  # before the call that carries them: see withheld.py
         try:
@@ -146,7 +151,8 @@ def grade_task(ctx: GradingContext, t_index: int, task: FunctionUnit, by_name: d
                              f"{task.name} was graded, so its mistakes are charged once (helpers of your own that "
                              f"both use are not replaced).")
     forbidden = sorted(set(static_hits) | tripped)
-    return result, {"probes": report, "forbidden": forbidden}, timed_out
+    credited = [label for ok, label, points, _ in lines if ok and points]
+    return result, {"probes": report, "forbidden": forbidden, "credited": credited}, timed_out
 
 
 def grade_functions(ctx: GradingContext) -> UnitResults:
@@ -166,8 +172,9 @@ def grade_functions(ctx: GradingContext) -> UnitResults:
 
     # A unit that needs a stand-in (or builds on one that waits) is graded last: once a stand-in's code has
     # reached the kernel, nothing the kernel says reaches results (withheld.py), so no other unit pays for it.
+    # Indices are the unit's place among all units (its probes' seeds), question units skipped.
     last: list[int] = []
-    for index, task in enumerate(units):
+    for index, task in ((i, u) for i, u in enumerate(units) if isinstance(u, FunctionUnit)):
         waits = any(units[i].name in task.builds_on for i in last)
         if waits or replaced(task, by_name, list(graded.values())):
             last.append(index)

@@ -1,4 +1,4 @@
-"""Grading "questions" units: the answer variables the notebook assigns, read as plain descriptions."""
+"""Grading question units: the answer variables the notebook assigns, read as plain descriptions."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from .context import REFERENCE_MESSAGE, GradingContext, UnitResults
 
 
 def grade_questions(ctx: GradingContext) -> UnitResults:
-    units = ctx.checks.units
+    units = ctx.checks.questions
     names = [a.name for q in units for a in q.answers]
     problem, values, timed_out = "", {}, False
     try:

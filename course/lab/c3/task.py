@@ -3,7 +3,7 @@
 import numpy as np
 
 import attn_ref
-from attn_ref.release.units import F32, META, Probe, Task, mask, normal, shown
+from attn_ref.release.units import F32, META, Probe, Task, mask, normal, shown_tensor
 
 TASK = Task(
     name="c3",
@@ -45,5 +45,5 @@ def example() -> str:
 >>> k = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
 >>> out, weights = scaled_dot_product_attention(q, k, torch.eye(3))
 >>> weights            # (T_q, T_k) = (2, 3); with v = I, out equals weights
-{shown(weights)}
+{shown_tensor(weights)}
 ```"""

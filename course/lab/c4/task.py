@@ -1,7 +1,7 @@
 """c4: a causal mask (PyTorch), note 3.1 §4."""
 
 import attn_ref
-from attn_ref.release.units import DEVICE, META, Probe, Task, shown, value
+from attn_ref.release.units import DEVICE, META, Probe, Task, shown_tensor, value
 
 TASK = Task(
     name="c4",
@@ -23,5 +23,5 @@ TASK = Task(
 def example() -> str:
     return f"""```python
 >>> causal_mask(4).int()
-{shown(attn_ref.causal_mask(4).astype(int))}
+{shown_tensor(attn_ref.causal_mask(4), "int32")}
 ```"""

@@ -3,7 +3,7 @@
 import numpy as np
 
 import attn_ref
-from attn_ref.release.units import F32, META, Probe, Task, normal, shown, value
+from attn_ref.release.units import F32, META, Probe, Task, normal, shown_tensor, value
 
 TASK = Task(
     name="c5",
@@ -44,5 +44,5 @@ def example() -> str:
 >>> x = torch.arange(6.0).reshape(3, 2) / 6
 >>> out, weights = self_attention(x, torch.eye(2), torch.eye(2), torch.eye(2))
 >>> weights
-{shown(weights)}
+{shown_tensor(weights)}
 ```"""

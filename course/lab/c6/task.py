@@ -3,7 +3,7 @@
 import numpy as np
 
 import attn_ref
-from attn_ref.release.units import F32, META, Probe, Task, normal, shown
+from attn_ref.release.units import F32, META, Probe, Task, normal, shown_tensor
 
 TASK = Task(
     name="c6",
@@ -40,6 +40,6 @@ def example() -> str:
     out = attn_ref.decode_with_kv_cache(X, np.eye(2), np.eye(2), np.eye(2))
     return f"""```python
 >>> decode_with_kv_cache(x, torch.eye(2), torch.eye(2), torch.eye(2))   # x from c5
-{shown(out)}
+{shown_tensor(out)}
 >>> # the same as self_attention(x, ..., causal=True)[0]
 ```"""

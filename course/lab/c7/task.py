@@ -1,7 +1,7 @@
 """c7: a sliding-window mask (PyTorch), note 3.1 §3 and §6."""
 
 import attn_ref
-from attn_ref.release.units import DEVICE, META, Probe, Task, shown, value
+from attn_ref.release.units import DEVICE, META, Probe, Task, shown_tensor, value
 
 TASK = Task(
     name="c7",
@@ -24,7 +24,7 @@ def example() -> str:
     mask = attn_ref.sliding_window_mask(5, 2)
     return f"""```python
 >>> sliding_window_mask(5, 2).int()       # each query sees itself and one key back
-{shown(mask.astype(int))}
+{shown_tensor(mask, "int32")}
 >>> sliding_window_mask(5, 2).sum()       # T·w − w(w−1)/2 = {5 * 2 - 1}
-{int(mask.sum())}
+{shown_tensor(mask.sum())}
 ```"""

@@ -157,7 +157,7 @@ def test_a_build_that_fails_its_checks_changes_nothing(stats_release, tmp_path):
     after = {p.relative_to(release): p.read_bytes() for p in release.rglob("*") if p.is_file()}
     assert after == before and not list(release.glob(".attn-ref-build-*"))
     (key,) = [r for r in seen if r.check == "the solution agrees with every answer key" and r.assignment == "quiz"]
-    assert not key.ok and f"{course / 'quiz' / 'mean' / 'solution.py'}: sample_mean = 4.5" in key.detail
+    assert not key.ok and f"{course / 'quiz' / 'mean' / 'solution.py'}: sample_mean = 4.5 (too small, by less than a factor of ten); the key" in key.detail
     assert "mean/question.py computes is" in key.detail
 
 

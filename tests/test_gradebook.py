@@ -626,3 +626,25 @@ def test_results_written_before_the_hashes_had_names_of_their_own_still_count(tm
     new.write_text(json.dumps({"extra_data": {"content_hash": "abc", "autograder_version": "v", "outcome": "graded"}}))
     assert already_graded(old, "abc", "v") and already_graded(new, "abc", "v")
     assert not already_graded(old, "abd", "v") and not already_graded(new, "abc", "w")
+
+
+def test_the_class_report_counts_each_named_mistake_and_the_failures_no_mutant_explains(tmp_path):
+    from attn_ref.grade.classroom.discover import Submission
+    from attn_ref.grade.classroom.gradebook import Gradebook, Graded
+    from attn_ref.grade.classroom.mistakes import NO_MATCH, counts, write_mistakes
+    from attn_ref.grade.scoring.checks import Checks, FunctionUnit
+
+    def graded(*probes):
+        results = {"tests": [], "extra_data": {"outcome": "graded", "probes": list(probes)}}
+        return Graded(Submission(f"s{len(probes)}", tmp_path / "x.ipynb", []), results, {"c3": 0.0})
+
+    scaled = {"task": "c3", "probe": "no mask", "passed": False, "mistake": "scales by d"}
+    unknown = {"task": "c3", "probe": "no mask", "passed": False}
+    book = Gradebook(Checks("lab", (FunctionUnit("c3"),)), [
+        graded(scaled, dict(scaled, probe="float32")), graded(scaled), graded(unknown),
+        graded({"task": "c3", "probe": "no mask", "passed": True}), graded("not a probe", {"task": 3, "passed": False})])
+    assert counts(book) == [("c3", "scales by d", 2), ("c3", NO_MATCH, 1)]
+    write_mistakes(tmp_path, book)
+    with open(tmp_path / "mistakes.csv", encoding="utf-8-sig", newline="") as f:
+        assert list(csv.reader(f)) == [["task", "mistake", "submissions"], ["c3", "scales by d", "2"], ["c3", NO_MATCH, "1"]]
+    assert (tmp_path / "mistakes.png").read_bytes()[:4] == b"\x89PNG"

@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from conftest import edit_notebook, max_scores, scores
-from course_units import N_SETS, bug_set
+from course_units import COURSE, N_SETS, bug_set
 
 ZIP = {name: Path("autograder") / f"{name}-autograder.zip" for name in ("practice", "lab")}
 
@@ -66,6 +66,8 @@ def test_one_wrong_answer_per_question_loses_exactly_its_points(release, grade_n
         output = next(t["output"] for t in results["tests"] if t["name"].startswith(question + ":"))
         assert f"✗ {variable}" in output
     assert results["score"] == 23 - len(WRONG_PRACTICE)
+    q8 = next(t["output"] for t in results["tests"] if t["name"].startswith("q8:"))
+    assert "the note's printed 0.017, which is a slip" in q8  # a known mistake, named
     text = json.dumps(results)  # no expected value leaks into what students see
     for secret in ("0.0164", "0.01642", "67.108864", "77309411328", "38654705664"):
         assert secret not in text
@@ -83,6 +85,25 @@ def test_buggy_implementations_lose_points_on_their_task(release, grade_notebook
         assert got[task] < full[task], f"{task} ({label}) kept full marks:\n{outputs[task]}"
         failed = [line for line in outputs[task].splitlines() if line.startswith("✗")]
         assert any(probe in line for line in failed), f"{task} ({label}): expected a failed '{probe}' probe:\n{outputs[task]}"
+
+
+def test_a_failed_probe_that_matches_a_mutant_names_the_mistake(release, grade_notebook):
+    """The student's outputs equal a declared mutant's on the probe's inputs (run outside the kernel): the
+    line says which mistake that is, in the mutant's words, and the results record it per probe."""
+    out, _ = release
+    nb = edit_notebook(out / "solutions/lab/lab.ipynb", {
+        "def scaled_dot_product_attention(": (COURSE / "lab/c3/mutants/scales_by_d_instead_of_sqrt_d.py").read_text(),
+        "def rnn_gradient_norm(": (COURSE / "lab/c8/mutants/the_signed_gradient.py").read_text()})
+    results = grade_notebook(nb, _zip(out, "lab"))
+    outputs = {t["name"].split(":")[0]: t["output"] for t in results["tests"]}
+    c3 = [line for line in outputs["c3"].splitlines() if line.startswith("✗ no mask")]
+    assert c3 and c3[0].endswith("this matches a known mistake: scales by d instead of sqrt(d)")
+    (c8,) = [line for line in outputs["c8"].splitlines() if line.startswith("✗")]
+    assert "a negative factor" in c8 and "right but for its sign" in c8
+    assert c8.endswith("this matches a known mistake: the signed gradient, without the absolute value")
+    named = {(p["task"], p["mistake"]) for p in results["extra_data"]["probes"] if "mistake" in p}
+    assert ("c3", "scales by d instead of sqrt(d)") in named and ("c8", "the signed gradient, without the absolute value") in named
+    assert all(p.get("mistake") is None for p in results["extra_data"]["probes"] if p["passed"])
 
 
 def _autograder_layout(tmp_path: Path, zip_path: Path) -> Path:

@@ -352,7 +352,7 @@ def test_a_line_a_placeholder_passes_is_credited_only_beside_evidence_that_match
     credited = credit(lines, evidence)
     assert [ok for ok, *_ in credited] == [False, False, False, False]
     message = credited[1][3]
-    assert "not credited" in message and "placeholder" in message and "general case" in message
+    assert "not counted yet" in message and "does none of the task" in message and "general cases" in message
     lines[0] = (True, "general case", 4, "")
     assert credit(lines, evidence) == lines
     lines[0] = (False, "general case", 4, "differs")
@@ -378,3 +378,37 @@ def test_student_text_is_plain_bounded_and_encodable():
     text.encode("utf-8")  # a lone surrogate would raise here
     assert len(text) == 60 and "\x1b" not in text and "\x07" not in text and "\r" not in text
     assert "\n" in text and "\t" in text
+
+
+def test_a_known_wrong_answer_is_told_what_it_means_and_nothing_else_changes():
+    from attn_ref.grade.scoring.comparators import check_answer
+
+    slip = ((0.017, "that is the note's printed 0.017"),)
+    assert check_answer("float", 0.016423, {"t": "float", "v": 0.017}, mistakes=slip) == (False, "that is the note's printed 0.017")
+    assert check_answer("float", 0.016423, {"t": "float", "v": 0.0164}, mistakes=slip)[0]  # the answer still passes
+    ok, message = check_answer("float", 0.016423, {"t": "float", "v": 0.02}, mistakes=slip)
+    assert not ok and "printed" not in message  # another wrong value gets the usual direction
+    with pytest.raises(ValueError, match="not accepted as the answer"):
+        from attn_ref.release.units import Answer
+        Answer("q", "float", 0.016423, mistakes=((0.01643, "too close"),))
+
+
+@pytest.mark.parametrize("output, passes, note", [
+    ({"kind": "scalar", "value": {"t": "float", "v": 0.25}, "form": "python"}, True, ""),
+    ({"kind": "scalar", "value": {"t": "float", "v": 0.25}, "form": "numpy"}, True, "accepted as a NumPy number"),
+    ({"kind": "scalar", "value": {"t": "float", "v": 0.25}, "form": "tensor"}, True, "accepted as a 0-d tensor"),
+    ({"kind": "scalar", "value": {"t": "float", "v": -0.25}, "form": "python"}, False, "right but for its sign"),
+    ({"kind": "scalar", "value": {"t": "float", "v": 0.0}, "form": "python"}, False, ".detach()"),
+    ({"kind": "tensor", "dtype": "float64", "device": "cpu", "shape": [1], "file": "out0.npy"}, False, "shape (1,)"),
+])
+def test_one_rule_for_a_returned_number(tmp_path, output, passes, note):
+    """c8 returns a Python float; a NumPy float or a 0-d tensor passes with a note (the public check's rule
+    too), a 1-element tensor does not; a 0 and a flipped sign say what to look at, never the value."""
+    from attn_ref.grade.scoring.comparators import Observation, check_probe
+
+    np.save(tmp_path / "out0.npy", np.array([0.25]), allow_pickle=False)
+    reply = parse_call_reply(json.dumps({"protocol": 1, "ok": True, "form": "single", "count": 1, "outputs": [output]}).encode())
+    task = FunctionUnit("c8", framework="torch", outputs=("norm",))
+    probe = Probe("p", 1, "float64", "cpu", ("matches_reference",))
+    ok, message = check_probe(task, probe, [], [0.25], Observation(reply, tmp_path, None))
+    assert ok is passes and note in message and "0.25" not in message

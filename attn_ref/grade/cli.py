@@ -87,7 +87,8 @@ def _single_results_path(out: Path, submission: Path) -> tuple[Path, str]:
 def _written_files(out: Path, canvas: bool) -> list[str]:
     """What the batch wrote, for the TA to open: only what exists (a lab has no written answers), and the
     Canvas files only when this run wrote them (an earlier run's may be there)."""
-    names = [("gradebook", "grades.csv"), ("written answers", "written"), ("integrity", "report.html")]
+    names = [("gradebook", "grades.csv"), ("written answers", "written"), ("named mistakes", "mistakes.csv"),
+             ("integrity", "report.html")]
     if canvas:
         names += [("Canvas import", "canvas.csv"), ("students with no grade", "canvas-missing.csv"),
                   ("students not in the roster", "canvas-unmatched.csv")]

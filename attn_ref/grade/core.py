@@ -73,7 +73,11 @@ def running(nb, filename: str, autograder: Autograder, jail: Jail, limits: Limit
             env = session.environment(limits.call)
         except BudgetExhausted:
             env = {}
-        yield GradingContext(autograder, session, limits, analysis, seed_for(code, autograder.checks.seed_key), env)
+        ctx = GradingContext(autograder, session, limits, analysis, seed_for(code, autograder.checks.seed_key), env)
+        try:
+            yield ctx
+        finally:
+            ctx.close()
     finally:
         session.shutdown()
 

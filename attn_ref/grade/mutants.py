@@ -21,12 +21,34 @@ from .settings import Limits
 from .wire import Status
 
 
-def _verdict(result: dict, extra: dict) -> dict:
-    return {"probes": {p["probe"]: p["passed"] for p in extra["probes"]}, "score": result["score"],
-            "max_score": result["max_score"], "credited": extra["credited"]}
+def _verdict(gradings: list[tuple[dict, dict]], says: str = "") -> dict:
+    """One mutant's or stub's gradings, one per seed, summed up: how many seeds each probe passed under,
+    how many seeds it passed every probe under, its best score and the lines that paid it, and how many
+    seeds a failed line named it (``says``: its words) as the known mistake it is."""
+    verdict = {"passed": {}, "seeds": len(gradings), "clean_seeds": 0, "score": 0, "max_score": 0, "credited": [],
+               "recognised": 0}
+    for result, extra in gradings:
+        verdict["recognised"] += bool(says) and any(p.get("mistake") == says for p in extra["probes"])
+        for p in extra["probes"]:
+            verdict["passed"][p["probe"]] = verdict["passed"].get(p["probe"], 0) + bool(p["passed"])
+        verdict["clean_seeds"] += all(p["passed"] for p in extra["probes"])
+        verdict["max_score"] = result["max_score"]
+        if result["score"] > verdict["score"]:
+            verdict["score"], verdict["credited"] = result["score"], extra["credited"]
+    return verdict
 
 
-def _stub_verdicts(ctx: GradingContext, t_index: int, task: FunctionUnit, limits: Limits) -> tuple[dict, dict]:
+def _graded(ctx: GradingContext, t_index: int, task: FunctionUnit, seeds: range, before_call=None, says: str = "") -> dict:
+    gradings = []
+    for seed in seeds:
+        ctx.seed = seed
+        result, extra, _ = grade_task(ctx, t_index, task, ctx.checks.by_name, [], before_call=before_call)
+        gradings.append((result, extra))
+        ctx.session.clear_exchanges()
+    return _verdict(gradings, says)
+
+
+def _stub_verdicts(ctx: GradingContext, t_index: int, task: FunctionUnit, limits: Limits, seeds: range) -> tuple[dict, dict]:
     """{kind: verdict} of the task's derived stubs, each defined again before every probe (its shapes are
     the reference's on that probe's inputs), and {kind: error} of any whose cell raised."""
     verdicts, errors = {}, {}
@@ -38,45 +60,46 @@ def _stub_verdicts(ctx: GradingContext, t_index: int, task: FunctionUnit, limits
             if ran.status is not Status.OK:
                 raised.append(ran.error or ran.status.value)
 
-        result, extra, _ = grade_task(ctx, t_index, task, ctx.checks.by_name, [], before_call=define)
+        verdict = _graded(ctx, t_index, task, seeds, before_call=define)
         if raised:
             errors[kind] = raised[0]
         else:
-            verdicts[kind] = _verdict(result, extra)
+            verdicts[kind] = verdict
     return verdicts, errors
 
 
 def probe_mutants(notebook_path, autograder, mutants: dict[str, list[tuple[str, str]]], *, with_stubs: bool = False,
-                  plan: SandboxPlan | None = None, **timeouts: float) -> dict:
-    """For the given {task: [(label, source)]}: {"probes": {task: {label: {probe name: passed}}}, "scores":
-    {task: {label: {"score", "max_score", "credited": [lines that earned points]}}}, "errors": {task: {label:
-    what its cell raised}}}, and with ``with_stubs`` "stubs": {task: {kind: verdict}} (stubs.KINDS). A mutant
-    whose cell fails is not graded: the solution's function would still be in place, and its probes would
-    pass for the wrong reason."""
+                  seeds: int = 1, plan: SandboxPlan | None = None, **timeouts: float) -> dict:
+    """For the given {task: [(label, source)]}, each graded under seeds 0 .. ``seeds`` - 1: {"mutants": {task:
+    {label: VERDICT}}, "errors": {task: {label: what its cell raised}}}, and with ``with_stubs`` "stubs": {task:
+    {kind: VERDICT}} (stubs.KINDS); VERDICT = {"passed": {probe: seeds it passed under}, "seeds", "clean_seeds":
+    seeds it passed every probe under, "score": its best, "max_score", "credited": the lines that paid that}.
+    A mutant whose cell fails is not graded: the solution's function would still be in place, and its
+    probes would pass for the wrong reason."""
     autograder, plan = prepare(autograder, plan)
     limits = Limits.of(**timeouts)
     tasks = [u for u in autograder.units if isinstance(u, FunctionUnit)]
-    budget = 120.0 + 20.0 * (sum(len(m) for m in mutants.values()) + with_stubs * len(stubs.KINDS) * len(tasks))
+    budget = 120.0 + 20.0 * seeds * (sum(len(m) for m in mutants.values()) + with_stubs * len(stubs.KINDS) * len(tasks))
 
     def run(jail: Jail) -> dict:
         nb, filename = submission.load(notebook_path)
         cells = [c.source for c in nb.cells if c.cell_type == "code"]
-        found: dict = {"probes": {}, "scores": {}, "errors": {}, "stubs": {}}
+        found: dict = {"mutants": {}, "errors": {}, "stubs": {}}
         with running(nb, filename, autograder, jail, limits, time.monotonic() + budget) as ctx:
             for t_index, task in enumerate(autograder.units):
                 if not isinstance(task, FunctionUnit):
                     continue
                 own = next((c for c in cells if f"def {task.function}(" in c), None)
+                words = {m.source: m.says for m in task.mistakes}
                 for label, source in mutants.get(task.name, []):
                     ran = ctx.session.kernel.run(f"{task.function} = None\n{source}", timeout=limits.cell)
                     if ran.status is not Status.OK:
                         found["errors"].setdefault(task.name, {})[label] = ran.error or ran.status.value
                         continue
-                    verdict = _verdict(*grade_task(ctx, t_index, task, ctx.checks.by_name, [])[:2])
-                    found["probes"].setdefault(task.name, {})[label] = verdict.pop("probes")
-                    found["scores"].setdefault(task.name, {})[label] = verdict
+                    found["mutants"].setdefault(task.name, {})[label] = _graded(ctx, t_index, task, range(seeds),
+                                                                                says=words.get(source, ""))
                 if with_stubs:
-                    verdicts, errors = _stub_verdicts(ctx, t_index, task, limits)
+                    verdicts, errors = _stub_verdicts(ctx, t_index, task, limits, range(seeds))
                     found["stubs"][task.name] = verdicts
                     for kind, error in errors.items():
                         found["errors"].setdefault(task.name, {})[f"stub: {kind}"] = error

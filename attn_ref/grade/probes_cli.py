@@ -11,7 +11,7 @@ def _probe_mutants(args) -> int:
     from .mutants import probe_mutants
 
     mutants = json.loads(Path(args.mutants).read_text())
-    verdicts = probe_mutants(args.notebook, args.autograder, mutants, with_stubs=args.stubs)
+    verdicts = probe_mutants(args.notebook, args.autograder, mutants, with_stubs=args.stubs, seeds=args.seeds)
     Path(args.out).write_text(json.dumps(verdicts))
     return 0
 
@@ -27,10 +27,12 @@ def _probe_evidence(args) -> int:
 
 PROBE_MUTANTS_HELP = """Used by `attn-ref check`, through the zip's own bundled grader: run a notebook (the solution) once in a
 graded kernel, put each mutant of MUTANTS (JSON: {task: [[label, source], ...]}) in place of the student's
-function, grade the task as a submission would be, and write {"probes": {task: {label: {probe: passed}}},
-"scores": {task: {label: {"score", "max_score", "credited"}}}, "errors": {task: {label: what its cell raised}},
-"stubs": {task: {kind: ...}}} to OUT (a mutant whose cell raises is not graded). With --stubs, also the
-task's derived stubs (zeros, ones, the first argument echoed), each made again for every probe's inputs."""
+function, grade the task as a submission would be (under seeds 0 .. N-1 with --seeds N), and write
+{"mutants": {task: {label: VERDICT}}, "errors": {task: {label: what its cell raised}}, "stubs": {task: {kind:
+VERDICT}}} to OUT, VERDICT = {"passed": {probe: seeds passed under}, "seeds", "clean_seeds" (seeds it passed
+every probe under), "score" (its best), "max_score", "credited"}. A mutant whose cell raises is not graded.
+With --stubs, also the task's derived stubs (zeros, ones, the first argument echoed), each made again for
+every probe's inputs."""
 PROBE_MUTANTS_EXAMPLES = """example:
   attn-ref probe-mutants solutions/lab/lab.ipynb --autograder autograder/lab-autograder.zip \\
       --mutants mutants.json --out verdicts.json
@@ -53,6 +55,7 @@ def add_verbs(verb) -> None:
     mutants.add_argument("--mutants", required=True, help="JSON file: {task: [[label, source], ...]}")
     mutants.add_argument("--out", required=True, help="JSON file to write the verdicts to")
     mutants.add_argument("--stubs", action="store_true", help="also grade every task's derived stubs")
+    mutants.add_argument("--seeds", type=int, default=1, help="grade each under seeds 0 .. N-1 (default 1)")
     mutants.set_defaults(run=_probe_mutants)
 
     evidence = verb("probe-evidence", "whether each task has a probe no placeholder passes (used by check)",

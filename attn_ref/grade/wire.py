@@ -26,7 +26,8 @@ with it. The checks the grader reads from the autograder zip are another format 
 
     OUTPUT = {"kind": "tensor" | "ndarray", "dtype": "float32", "device": "cpu", "shape": [2, 3],
               "file": "out0.npy" | null}
-           | {"kind": "scalar", "value": DESCRIPTION}     # typerules.describe
+           | {"kind": "scalar", "value": DESCRIPTION,     # typerules.describe
+              "form": "python" | "numpy" | "tensor"}       # what held it (a 0-d tensor, a NumPy scalar)
            | {"kind": "other", "type": "list"}
 
 Answer values (``parse_values``) and the kernel's environment (``parse_environment``) are replies too.
@@ -130,6 +131,8 @@ def valid_description(desc, depth: int = 0) -> bool:
 
 # ---- a call ------------------------------------------------------------------------------------------
 
+SCALAR_FORMS = ("python", "numpy", "tensor")
+
 @dataclass(frozen=True)
 class Output:
     """One value the student's function returned (or an input as it was after the call)."""
@@ -140,6 +143,7 @@ class Output:
     shape: tuple[int, ...] = ()
     file: str | None = None
     value: dict | None = None  # a description, for kind == "scalar"
+    form: str = "python"  # for kind == "scalar": "python", "numpy" (a NumPy scalar) or "tensor" (0-d)
     type: str = ""  # what it was, for kind == "other"
 
 
@@ -176,7 +180,9 @@ def _output(raw, prefix: str) -> Output:
         return Output(kind, dtype, device, tuple(shape), file)
     if kind == "scalar":
         _require(valid_description(raw.get("value")), "a scalar output is not a plain value")
-        return Output(kind, value=raw["value"])
+        form = raw.get("form", "python")
+        _require(form in SCALAR_FORMS, "a scalar output's form is not python, numpy or tensor")
+        return Output(kind, value=raw["value"], form=form)
     if kind == "other":
         return Output(kind, type=cap(raw.get("type"), 80))
     raise MalformedReply("an output of an unknown kind")

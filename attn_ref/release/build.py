@@ -23,7 +23,15 @@ from ..grade.scoring.checks import EXPORT_MODULE
 from .cell_sources import failure
 from .checks import checks, stamp
 from .course import Assignment, load_course
-from .notebooks import export_module, master, normalize, solution_from_autograder_notebook, with_export_module, with_outro
+from .notebooks import (
+    export_module,
+    master,
+    normalize,
+    solution_from_autograder_notebook,
+    with_export_module,
+    with_outro,
+    without_blank_cells,
+)
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # attn_ref/
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed timestamps: the same sources give the same zip
@@ -201,11 +209,11 @@ def build_one(assignment: Assignment, out: Path, runner: str = "cpu", pdf: bool 
         if done.returncode != 0:
             raise BuildError(f"otter assign failed for {name}:\n{done.stdout}\n{done.stderr}")
         student = nbformat.read(str(tmp / "dist" / "student" / f"{name}.ipynb"), as_version=4)
-        student = normalize(with_outro(with_export_module(student, assignment), assignment))
+        student = normalize(with_outro(with_export_module(without_blank_cells(student), assignment), assignment))
         student_path = _write(student, out / "assignments" / name / f"{name}.ipynb")
 
         solution = solution_from_autograder_notebook(nbformat.read(str(tmp / "dist" / "autograder" / f"{name}.ipynb"), as_version=4))
-        solution = with_outro(solution, assignment)
+        solution = with_outro(without_blank_cells(solution), assignment)
         run_dir = tmp / "run"
         run_dir.mkdir()
         t0 = time.perf_counter()

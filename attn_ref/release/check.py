@@ -131,18 +131,21 @@ def _solution_values(assignment) -> dict:
 def _key_disagreements(results: dict, assignment) -> list[str]:
     """Answers of the solution the grader marked wrong: the solution's file and value, the grader's words, the key."""
     answers = {a.name: (q, a) for q in assignment.questions for a in q.answers}
+    questions = {q.name for q in assignment.questions}
     found = []
     values = None
-    for line in (line for t in results["tests"] for line in t["output"].splitlines() if line.startswith("✗")):
-        name, _, reason = line[2:].partition(" (")
-        question, answer = answers.get(name, (None, None))
-        if question is None:
-            found.append(line[2:])
-            continue
-        values = _solution_values(assignment) if values is None else values
-        value = f" = {values[name]!r}" if name in values else ""
-        found.append(f"{assignment.folder / question.name / 'solution.py'}: {name}{value} ({reason.rstrip(')')}); "
-                     f"the key {question.name}/question.py computes is {answer.expected!r}: fix whichever is wrong")
+    for test in (t for t in results["tests"] if t["name"].split(":")[0] in questions):
+        for line in (line for line in test["output"].splitlines() if line.startswith("✗")):
+            name, _, rest = line[2:].partition(" (")
+            reason = rest.partition("): ")[2] or rest
+            question, answer = answers.get(name, (None, None))
+            if question is None:
+                found.append(line[2:])
+                continue
+            values = _solution_values(assignment) if values is None else values
+            value = f" = {values[name]!r}" if name in values else ""
+            found.append(f"{assignment.folder / question.name / 'solution.py'}: {name}{value} ({reason}); the key "
+                         f"{question.name}/question.py computes is {answer.expected!r}: fix whichever is wrong")
     return found
 
 
@@ -200,7 +203,8 @@ def _mutant_row(name: str, assignment, grader: _BundledGrader, solution: Path, w
     mutants = {t.name: [(m.label, m.source) for m in t.mutants] for t in assignment.tasks}
     (work / "mutants.json").write_text(json.dumps(mutants))
     done = grader.run("probe-mutants", str(solution), "--autograder", str(grader.zip), "--mutants",
-                      str(work / "mutants.json"), "--out", str(work / "verdicts.json"), "--stubs")
+                      str(work / "mutants.json"), "--out", str(work / "verdicts.json"), "--stubs",
+                      "--seeds", str(MUTANT_SEEDS))
     if done.returncode != 0:
         return Row(name, MUTANT_CHECK, False, done.stderr[-400:])
     verdicts = json.loads((work / "verdicts.json").read_text())
@@ -208,10 +212,13 @@ def _mutant_row(name: str, assignment, grader: _BundledGrader, solution: Path, w
                 *_uncaught(assignment, verdicts), *_scoring_stubs(assignment, verdicts)]
     count = sum(len(m) for m in mutants.values())
     stub_count = sum(len(kinds) for kinds in verdicts["stubs"].values())
-    return Row(name, MUTANT_CHECK, not problems, "; ".join(problems) or f"{count} mutants, {stub_count} derived stubs")
+    named = sum(bool(v["recognised"]) for labels in verdicts["mutants"].values() for v in labels.values())
+    return Row(name, MUTANT_CHECK, not problems, "; ".join(problems) or f"{count} mutants ({named} named by their "
+               f"outputs), {stub_count} derived stubs")
 
 
 MUTANT_CHECK = "every hidden probe fails a mutant; no stub scores"
+MUTANT_SEEDS = 5  # each mutant and stub is graded under this many seeds: its verdicts hold for any inputs
 
 
 def _scoring_stubs(assignment, verdicts: dict) -> list[str]:
@@ -226,7 +233,7 @@ def _scoring_stubs(assignment, verdicts: dict) -> list[str]:
                                 f"{verdict['max_score']:g} on {task.name}, from: {'; '.join(verdict['credited'])} "
                                 f"(add a general case a stub fails: random inputs, several keys or tokens)")
         for mutant in (m for m in task.mutants if m.stub):
-            verdict = verdicts["scores"].get(task.name, {}).get(mutant.label)
+            verdict = verdicts["mutants"].get(task.name, {}).get(mutant.label)
             if verdict and verdict["score"] > 0:
                 problems.append(f"{mutant.path}: this stub scores {verdict['score']:g}/{verdict['max_score']:g} on "
                                 f"{task.name}, from: {'; '.join(verdict['credited'])} (add a probe it fails that "
@@ -242,24 +249,31 @@ def _unrunnable(assignment, errors: dict) -> list[str]:
 
 
 def _toothless(assignment, verdicts: dict) -> list[str]:
-    """Each mutant fails some probe, and the probe its "# must fail:" names: else it proves nothing."""
+    """Each mutant fails some probe under every seed, and the probe its "# must fail:" names: else it proves
+    nothing (or only on some inputs)."""
     problems = []
     for task in assignment.tasks:
         for mutant in task.mutants:
-            passed = verdicts["probes"].get(task.name, {}).get(mutant.label, {})
-            if passed and all(passed.values()):
-                problems.append(f"{mutant.path}: passes every hidden probe of {task.name} (is it correct, or is its "
-                                f"bug one no probe looks for?): make it wrong, or add a probe that catches it")
-            elif mutant.must_fail and all(ok for probe, ok in passed.items() if mutant.must_fail in probe):
-                problems.append(f"{mutant.path}: passes '{mutant.must_fail}', which its '# must fail:' line says it "
-                                f"fails: fix the mutant or the line")
+            verdict = verdicts["mutants"].get(task.name, {}).get(mutant.label)
+            if not verdict:
+                continue
+            seeds, passed = verdict["seeds"], verdict["passed"]
+            named = [count for probe, count in passed.items() if mutant.must_fail and mutant.must_fail in probe]
+            if verdict["clean_seeds"]:
+                problems.append(f"{mutant.path}: passes every hidden probe of {task.name} under {verdict['clean_seeds']} "
+                                f"of {seeds} seeds (is it correct, or is its bug one no probe looks for?): make it "
+                                f"wrong, or add a probe that catches it")
+            elif named and all(count for count in named):
+                problems.append(f"{mutant.path}: passes '{mutant.must_fail}' (under {min(named)} of {seeds} seeds at "
+                                f"least), which its '# must fail:' line says it fails: fix the mutant or the line")
     return problems
 
 
 def _uncaught(assignment, verdicts: dict) -> list[str]:
     """Each hidden probe is failed by some mutant of its task: else nothing shows the probe can fail."""
     uncaught = [f"{task.name}: {probe.name}" for task in assignment.tasks for probe in task.probes
-                if not any(not probes.get(probe.name, True) for probes in verdicts["probes"].get(task.name, {}).values())]
+                if not any(v["passed"].get(probe.name, v["seeds"]) < v["seeds"]
+                           for v in verdicts["mutants"].get(task.name, {}).values())]
     return [f"no mutant fails: {'; '.join(uncaught)} (add a mutant under the task's mutants/ that this probe catches)"] if uncaught else []
 
 

@@ -27,7 +27,8 @@ def _starter(t: Task) -> str:
 
 def _question(q: Question) -> dict:
     return {"kind": "question", "name": q.name, "title": q.title, "starter": "\n".join(f"{a.name} = ..." for a in q.answers),
-            "answers": [{"name": a.name, "kind": a.kind, "points": a.points, "expected": _expected(a), "letters": a.letters}
+            "answers": [{"name": a.name, "kind": a.kind, "points": a.points, "expected": _expected(a), "letters": a.letters,
+                         **({"mistakes": [[wrong, says] for wrong, says in a.mistakes]} if a.mistakes else {})}
                         for a in q.answers]}
 
 
@@ -55,7 +56,8 @@ def _task(t: Task, runner: str, stand_ins: dict[str, str]) -> dict:
         probe["args"] = [[name, dict(spec, keyword=name in optional)] for name, spec in probe["args"]]
     return {"kind": "function", "name": t.name, "title": t.title, "function": t.function, "framework": t.framework, "reference": t.reference,
             "outputs": list(t.outputs), "forbidden": list(t.forbidden), "builds_on": list(t.builds_on),
-            "substitute": stand_ins.get(t.name, ""), "starter": _starter(t), "probes": probes}
+            "substitute": stand_ins.get(t.name, ""), "starter": _starter(t), "probes": probes,
+            "mistakes": [{"says": m.says, "source": m.source} for m in t.mutants]}
 
 
 def checks(assignment: Assignment, runner: str = "cpu") -> dict:
@@ -78,6 +80,7 @@ def checks(assignment: Assignment, runner: str = "cpu") -> dict:
         "units": units,
         "written": written,
         "references": {module: (f"references/{file.name}" if file else None) for module, file in assignment.references},
+        "helpers": "\n\n".join([assignment.setup, *(t.starter for t in assignment.tasks)]),
     }
 
 

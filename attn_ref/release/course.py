@@ -205,7 +205,8 @@ def _mutants(folder: Path, task: Task) -> tuple[Mutant, ...]:
             raise CourseError(f"{path}: another mutant of {task.name} is also '# mutant: {header['mutant'].strip()}': "
                               f"give each its own description")
         leading = [line.strip() for line in itertools.takewhile(lambda line: line.startswith("#"), source.splitlines())]
-        found.append(Mutant(header["mutant"].strip(), source, must_fail, str(path), stub="# stub" in leading))
+        found.append(Mutant(header["mutant"].strip(), source, must_fail, str(path), stub="# stub" in leading,
+                            says=header.get("says", "").strip() or header["mutant"].strip()))
     return tuple(found)
 
 

@@ -163,6 +163,12 @@ def with_export_module(nb: nbformat.NotebookNode, assignment: Assignment) -> nbf
     return nb
 
 
+def without_blank_cells(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """otter assign's notebooks without their blank Markdown cells (it leaves one after the export cell)."""
+    nb.cells = [c for c in nb.cells if c.cell_type != "markdown" or c.source.strip()]
+    return nb
+
+
 def with_outro(nb: nbformat.NotebookNode, assignment: Assignment) -> nbformat.NotebookNode:
     """The assignment's outro.md as the notebook's last cell (after otter's submission cell), if it has one."""
     if assignment.outro:

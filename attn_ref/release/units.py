@@ -24,6 +24,8 @@ class Answer:
     choices: tuple[tuple[str, str], ...] = ()  # (letter, option) for kind == "choice"
     low: float | None = None  # a plausible range, checked publicly (never the value)
     high: float | None = None
+    # known wrong values (an int or float answer) and what each means, told to a student who gives one
+    mistakes: tuple[tuple[float, str], ...] = ()
 
     def __post_init__(self):
         if self.kind not in ANSWER_KINDS:
@@ -32,6 +34,13 @@ class Answer:
             raise ValueError(f"{self.name}: a multiple-choice answer needs choices, and only it")
         if self.kind == "choice" and self.expected not in {letter for letter, _ in self.choices}:
             raise ValueError(f"{self.name}: the expected letter {self.expected!r} is not one of the choices")
+        if self.mistakes and self.kind not in ("int", "float"):
+            raise ValueError(f"{self.name}: mistakes (known wrong values) are for int and float answers")
+        for wrong, says in self.mistakes:
+            if not isinstance(says, str) or not says or wrong == self.expected or (
+                    self.kind == "float" and abs(wrong - self.expected) <= 5e-3 * abs(self.expected)):
+                raise ValueError(f"{self.name}: the mistake {wrong!r} needs a description and a value that is not "
+                                 f"accepted as the answer")
 
     @property
     def letters(self) -> str:
@@ -97,6 +106,7 @@ class Mutant:
     must_fail: str = ""  # a probe (name fragment) it must fail, from "# must fail: ..." (`attn-ref check` enforces it)
     path: str = ""  # its file, for messages
     stub: bool = False  # "# stub": code that does none of the task, which must score 0 (`attn-ref check`)
+    says: str = ""  # "# says: ...": what a student whose outputs match it is told (default: the label)
 
 
 @dataclass(frozen=True)

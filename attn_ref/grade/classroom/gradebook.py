@@ -23,6 +23,7 @@ from ..results import Outcome, max_points, outcome, unit_name, write_atomically
 from ..scoring.checks import Checks
 from ..wire import Status
 from .discover import Submission
+from .mistakes import write_mistakes
 from .spreadsheet import write_csv
 from .written_pages import merge_written_scores, write_written_pages
 
@@ -120,7 +121,8 @@ def collect(out: Path, subs: list[Submission], checks: Checks) -> Gradebook:
 
 
 def write_gradebook(out: Path, subs: list[Submission], checks: Checks, canvas: dict | None = None) -> Gradebook:
-    """grades.csv, written/ (pages and score sheet), summary.png, report.html and, where asked, canvas.csv."""
+    """grades.csv, written/ (pages and score sheet), summary.png, mistakes.csv and .png (a class with function
+    units), report.html and, where asked, canvas.csv."""
     (out / "locks").mkdir(parents=True, exist_ok=True)
     with open(out / "locks" / "gradebook.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two runs on one folder take turns here
@@ -131,6 +133,8 @@ def write_gradebook(out: Path, subs: list[Submission], checks: Checks, canvas: d
         fields = ["name", "sid", "email", "submission", *book.units, *book.written_units, "total", "status"]
         write_csv(out / "grades.csv", fields, book.rows)
         _summary_png(out / "summary.png", book)
+        if checks.functions:
+            write_mistakes(out, book)
         from .report import write_report
 
         try:

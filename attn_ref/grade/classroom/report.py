@@ -29,6 +29,7 @@ from .. import submission as submission_files
 from ..results import write_atomically
 from ..scoring.checks import FunctionUnit, Unit
 from ..wire import Status
+from . import mistakes
 
 THRESHOLD = 0.75  # the share of a submission's tokens found in another's
 NOISE = 25  # copydetect's k: matches shorter than this many characters are noise
@@ -362,5 +363,6 @@ def write_report(path: Path, book) -> None:
     overview = _overview(measured)
     scores = _compare(book)
     body = (_summary(book, measured, overview, scores) + _pairs_section(book, overview) + _units_section(book, measured)
-            + _gradescope_section(scores) + _flags_section(book))
+            + _gradescope_section(scores) + (mistakes.section(mistakes.counts(book)) if book.checks.functions else "")
+            + _flags_section(book))
     write_atomically(path, PAGE.format(title=html.escape(title), body=body).encode())

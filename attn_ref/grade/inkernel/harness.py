@@ -364,7 +364,7 @@ def _save(item, out_dir, name):
         desc = {"kind": "tensor", "dtype": str(item.dtype).replace("torch.", ""), "device": item.device.type,
                 "shape": list(item.shape), "file": None}
         if item.ndim == 0:
-            return {"kind": "scalar", "value": describe(item)} if item.device.type != "meta" else desc
+            return {"kind": "scalar", "value": describe(item), "form": "tensor"} if item.device.type != "meta" else desc
         if item.device.type != "meta":
             data = item.detach().cpu()
             if desc["dtype"] in SAVED_AS:  # half precision is saved as float32 (NumPy has no bfloat16)
@@ -379,7 +379,7 @@ def _save(item, out_dir, name):
         return {"kind": "ndarray", "dtype": str(item.dtype), "device": "cpu", "shape": list(item.shape), "file": name}
     value = describe(item)
     if value["t"] in ("int", "float", "bool", "fraction", "decimal"):
-        return {"kind": "scalar", "value": value}
+        return {"kind": "scalar", "value": value, "form": "numpy" if isinstance(item, np.generic) else "python"}
     return {"kind": "other", "type": cap(value.get("v") or value["t"], 80)}
 
 

@@ -12,14 +12,16 @@ references). The builder writes it (``attn_ref/release/checks.py``). Standard li
      "version": HEX, "seed_key": HEX,          # everything that decides a score / the probes alone
      "units": [UNIT, ...],                      # in the notebook's order; an assignment may mix kinds
      "written": [{"name", "question", "title", "prompt"}],
-     "references": {"attn_ref.attention": null, "stats_ref": "references/stats_ref.py"}}
+     "references": {"attn_ref.attention": null, "stats_ref": "references/stats_ref.py"},
+     "helpers": SOURCE}                         # setup and solutions, which the mistakes' mutants call
 
     question UNIT = {"kind": "question", "name", "title", "starter", "answers": [{"name", "kind": "int" | "float" | "bool" | "choice" |
-                      "int_dict", "points", "expected", "letters"}]}
+                      "int_dict", "points", "expected", "letters", "mistakes": [[value, description]] (optional)}]}
     function UNIT = {"kind": "function", "name", "title", "starter", "function", "framework": "numpy" | "torch", "reference": "module:function",
                       "outputs": [str], "forbidden": [str], "builds_on": [unit], "substitute": SOURCE,
                       "probes": [{"name", "points", "args": [[name, SPEC]], "checks": [COMPARATOR],
-                                  "dtype": "float32" | "float64", "device": "cpu" | "cuda" | "meta", "options"}]}
+                                  "dtype": "float32" | "float64", "device": "cpu" | "cuda" | "meta", "options"}],
+                     "mistakes": [{"says": TEXT, "source": SOURCE}]}   # its mutants (optional)
 
     SPEC names exactly one input generator (the grader's registry, grade/scoring/inputs.py):
       {"normal": shape, "scale": s, "common": c}   standard normal draws times s; every row plus a shared
@@ -82,6 +84,12 @@ def _answer(answer, where: str) -> None:
     _number(answer.get("points"), where + ".points")
     _check("expected" in answer, where + ".expected", "missing")
     _text(answer.get("letters", ""), where + ".letters", 26)
+    mistakes = answer.get("mistakes", [])
+    _check(isinstance(mistakes, list) and all(isinstance(m, list) and len(m) == 2 and isinstance(m[0], (int, float))
+                                              and not isinstance(m[0], bool) for m in mistakes),
+           where + ".mistakes", "expected [[value, description], ...]")
+    for i, (_, says) in enumerate(mistakes):
+        _text(says, f"{where}.mistakes[{i}]", 300)
 
 
 def _probe(probe, where: str, generators, comparators) -> None:
@@ -126,6 +134,12 @@ def _unit(unit, where: str, generators, comparators) -> None:
         _check(isinstance(value, list) and all(isinstance(v, str) for v in value), f"{where}.{field_name}", "expected a list of strings")
     _check(bool(unit["outputs"]), where + ".outputs", "expected at least one output")
     _text(unit.get("substitute", ""), where + ".substitute", 100_000)
+    mistakes = unit.get("mistakes", [])
+    _check(isinstance(mistakes, list) and len(mistakes) <= 100, where + ".mistakes", "expected a list")
+    for i, mistake in enumerate(mistakes):
+        _check(isinstance(mistake, dict), f"{where}.mistakes[{i}]", "expected an object")
+        _text(mistake.get("says"), f"{where}.mistakes[{i}].says", 300)
+        _text(mistake.get("source"), f"{where}.mistakes[{i}].source", 100_000)
     probes = unit.get("probes")
     _check(isinstance(probes, list) and bool(probes), where + ".probes", "expected a list")
     for i, probe in enumerate(probes):
@@ -157,6 +171,7 @@ def validate_checks(checks, generators=None, comparators=None) -> dict:
     _check(isinstance(written, list), "written", "expected a list")
     for i, item in enumerate(written):
         _check(isinstance(item, dict) and item.get("question") in questions, f"written[{i}]", "expected a question of this assignment")
+    _text(checks.get("helpers", ""), "helpers", 1_000_000)
     references = checks.get("references", {})
     _check(isinstance(references, dict), "references", "expected an object")
     for module, path in references.items():
@@ -189,6 +204,7 @@ class Answer:
     points: float
     expected: object  # a literal; int_dict: ((key, value), ...)
     letters: str = ""
+    mistakes: tuple[tuple[float, str], ...] = ()  # known wrong values, and what each means
 
 
 @dataclass(frozen=True)
@@ -223,6 +239,14 @@ class Probe:
 
 
 @dataclass(frozen=True)
+class Mistake:
+    """A declared mutant of a function unit: what a student is told when their outputs match its outputs."""
+
+    says: str
+    source: str
+
+
+@dataclass(frozen=True)
 class FunctionUnit:
     name: str
     title: str = ""
@@ -235,6 +259,7 @@ class FunctionUnit:
     substitute: str = ""
     probes: tuple[Probe, ...] = ()
     starter: str = ""
+    mistakes: tuple[Mistake, ...] = ()  # the task's mutants, matched against failed probes (mistakes.py)
 
 
 Unit = QuestionUnit | FunctionUnit
@@ -264,6 +289,7 @@ class Checks:
     version: str = ""
     seed_key: str = ""
     references: Mapping = field(default_factory=_empty)  # module -> None (attn_ref's own) | "references/<file>.py"
+    helpers: str = ""  # the setup and solution code the mistakes' mutants call (mistakes.py)
 
     def unit(self, name: str) -> Unit:
         return next(u for u in self.units if u.name == name)
@@ -295,12 +321,14 @@ def _typed_probe(probe: dict) -> Probe:
 
 def _typed_unit(unit: dict) -> Unit:
     if unit["kind"] == "question":
-        answers = tuple(Answer(a["name"], a["kind"], a["points"], _frozen(a["expected"]), a.get("letters", ""))
+        answers = tuple(Answer(a["name"], a["kind"], a["points"], _frozen(a["expected"]), a.get("letters", ""),
+                               tuple((wrong, says) for wrong, says in a.get("mistakes", [])))
                         for a in unit["answers"])
         return QuestionUnit(unit["name"], unit["title"], answers, unit.get("starter", ""))
     return FunctionUnit(unit["name"], unit["title"], unit["function"], unit["framework"], unit["reference"],
                         tuple(unit["outputs"]), tuple(unit["forbidden"]), tuple(unit["builds_on"]),
-                        unit.get("substitute", ""), tuple(_typed_probe(p) for p in unit["probes"]), unit.get("starter", ""))
+                        unit.get("substitute", ""), tuple(_typed_probe(p) for p in unit["probes"]), unit.get("starter", ""),
+                        tuple(Mistake(m["says"], m["source"]) for m in unit.get("mistakes", [])))
 
 
 def typed_checks(checks: dict) -> Checks:
@@ -310,7 +338,8 @@ def typed_checks(checks: dict) -> Checks:
                                 w.get("points", 1.0)) for w in checks.get("written", []))
     return Checks(checks["assignment"], tuple(_typed_unit(u) for u in checks["units"]), written,
                   checks["title"], checks["runner"], checks["visibility"],
-                  checks.get("version", ""), checks.get("seed_key", ""), _frozen(checks.get("references", {})))
+                  checks.get("version", ""), checks.get("seed_key", ""), _frozen(checks.get("references", {})),
+                  checks.get("helpers", ""))
 
 
 def read_checks(data, generators=None, comparators=None) -> Checks:

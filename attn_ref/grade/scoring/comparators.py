@@ -14,6 +14,7 @@ inputs share a large component that float32 cannot hold.
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,11 +41,21 @@ def tolerance(probe: Probe) -> tuple[float, float]:
 
 # ---- practice answers ------------------------------------------------------------------------------
 
-def check_answer(kind: str, expected, obs: dict, letters: str = "") -> tuple[bool, str]:
-    """(passed, message) for one answer variable: the form by the type rules, then the value."""
+def check_answer(kind: str, expected, obs: dict, letters: str = "", mistakes=()) -> tuple[bool, str]:
+    """(passed, message) for one answer variable: the form by the type rules, then the value; a wrong value
+    that is one of the question's known mistakes is told what that mistake is."""
     value, problem = typerules.read(kind, obs, letters)
     if problem:
         return False, problem
+    ok, message = _answer_value(kind, expected, value)
+    if not ok and kind in ("int", "float"):
+        for wrong, says in mistakes:
+            if value == wrong or (kind == "float" and typerules.relative_difference(value, wrong) <= FLOAT_RTOL):
+                return False, says
+    return ok, message
+
+
+def _answer_value(kind: str, expected, value) -> tuple[bool, str]:
     if kind == "choice":
         return value == str(expected).upper(), "" if value == str(expected).upper() else "not the right choice"
     if kind == "bool":
@@ -108,6 +119,11 @@ def _value(out: Output, obs: Observation, scalar_kind: str = "scalar"):
     return None, f"returned {out.type or 'an unsupported object'}"
 
 
+def student_value(out: Output, obs: Observation):
+    """One returned value as the trusted side compares it: an array, a number, or None."""
+    return _value(out, obs)[0]
+
+
 NOT_WRITTEN = "returned None: not written yet (replace the ... in its body), or a return is missing"
 
 
@@ -137,11 +153,12 @@ def check_probe(task: FunctionUnit, probe: Probe, sent: list, reference: list | 
         return True, ("not checked: the code reads tensor values (an `if` on a tensor, .item()), which meta tensors "
                       "do not have")
     if not reply.ok:
-        return False, reply.error
+        return False, explained(reply.error)
     problem = _forms(task, reply)
     if problem:
         return False, problem
     stats = stats if stats is not None else {}
+    hints, notes = probe.options.get("hints", {}), []
     for check in probe.checks:
         try:
             ok, message = CHECKS[check](task=task, probe=probe, sent=sent, reference=reference, outputs=reply.outputs,
@@ -149,8 +166,27 @@ def check_probe(task: FunctionUnit, probe: Probe, sent: list, reference: list | 
         except MalformedOutput as err:
             return False, str(err)
         if not ok:
-            return False, message
-    return True, ""
+            return False, f"{message}; {hints[check]}" if check in hints else message
+        if message:
+            notes.append(message)
+    return True, "; ".join(notes)
+
+
+# torch's own words for a mistake a student makes, and the sentence that says what to look at
+_TORCH_ERRORS = (
+    (re.compile(r"on (the )?(expected )?device|same device|device type", re.I),
+     "a tensor was made on another device than the inputs: create new tensors with device=<an input>.device"),
+    (re.compile(r"expected scalar type|must have the same dtype|dtype .* does not match|expected .*dtype", re.I),
+     "tensors of two dtypes met: create new tensors with dtype=<an input>.dtype"),
+)
+
+
+def explained(error: str) -> str:
+    """The error the student's function raised, with a sentence on what to look at where torch's is cryptic."""
+    for pattern, sentence in _TORCH_ERRORS:
+        if pattern.search(error or ""):
+            return f"{sentence} ({error})"
+    return error
 
 
 def _kind_ok(task, out: Output, name):
@@ -201,6 +237,7 @@ def scalar_rtol(probe: Probe) -> float:
 def _matches_reference(task, probe, reference, outputs, names, obs, stats, **_):
     rtol, atol = tolerance(probe)
     label = f"{probe.dtype} on {probe.device}"
+    notes: list[str] = []
     for name, out, ref in zip(names, outputs, reference):
         if isinstance(ref, np.ndarray) and ref.ndim:
             ok, message = _kind_ok(task, out, name)
@@ -213,19 +250,29 @@ def _matches_reference(task, probe, reference, outputs, names, obs, stats, **_):
             if not ok:
                 return ok, message
             continue
-        got, problem = _value(out, obs)  # a number (a float, an int, a 0-d tensor)
+        got, problem = _value(out, obs)  # a number: a Python or NumPy number, or a 0-d tensor
         if got is None:
             return False, f"{name}: {problem}"
         if isinstance(got, np.ndarray):
-            if got.size != 1:
-                return False, f"{name} has shape {tuple(got.shape)}; expected a single number"
-            got = got.reshape(()).item()
+            return False, f"{name} has shape {tuple(got.shape)}; expected a single number (a Python float: use .item())"
         expected = float(np.asarray(ref))
         difference = scalar_error(got, expected)
         stats["max_error"] = max(stats.get("max_error", 0.0), difference)
         if difference > scalar_rtol(probe):
-            return False, f"{name} is {typerules.order_of_magnitude(got, expected)}"
-    return True, ""
+            return False, f"{name} is {_number_off(got, expected, scalar_rtol(probe))}"
+        if out.form != "python":
+            notes.append(f"{name} was accepted as a {'0-d tensor' if out.form == 'tensor' else 'NumPy number'}, though "
+                         "a Python float was asked for (.item() gives one)")
+    return True, "; ".join(notes)
+
+
+def _number_off(got, expected: float, rtol: float) -> str:
+    """How a number misses its reference, in words that point at the mistake and never give the value."""
+    if float(got) == 0 and expected != 0:
+        return "0, and the answer is not (a term that never reaches the result? a graph cut by .detach()?)"
+    if expected != 0 and scalar_error(-float(got), expected) <= rtol:
+        return "right but for its sign (is an absolute value asked for?)"
+    return typerules.order_of_magnitude(got, expected)
 
 
 def _precision_kept(task, probe, reference, outputs, names, obs, stats, **_):
@@ -290,7 +337,8 @@ def _rows_sum_to_one(names, outputs, obs, **_):
     if (weights < 0).any():
         return False, "some weights are negative"
     diff = np.abs(weights.sum(axis=-1) - 1.0)
-    return bool((diff <= 1e-6).all()), f"weights do not sum to 1 (off by up to {float(diff.max()):.0e})"
+    ok = bool((diff <= 1e-6).all())
+    return ok, "" if ok else f"weights do not sum to 1 (off by up to {float(diff.max()):.0e})"
 
 
 def _masked_weights_zero(names, outputs, obs, sent, **_):

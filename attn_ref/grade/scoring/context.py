@@ -8,6 +8,7 @@ from ..autograder import Autograder
 from ..session import NotebookSession
 from ..settings import Limits
 from .checks import Checks
+from .mistakes import MistakeRunner
 from .static import Analysis
 
 REFERENCE_MESSAGE = "the notebook uses attn_ref, the grader's reference; auto-graded answers score 0"
@@ -21,6 +22,16 @@ class GradingContext:
     analysis: Analysis
     seed: int
     env: dict = field(default_factory=dict)  # what the kernel said it runs on (for the record, and CUDA)
+    mistake_runner: MistakeRunner | None = None  # started at the first failed probe (mistakes.py)
+
+    def mistakes(self) -> MistakeRunner:
+        if self.mistake_runner is None:
+            self.mistake_runner = MistakeRunner(self.session.jail.plan.python, self.checks.helpers)
+        return self.mistake_runner
+
+    def close(self) -> None:
+        if self.mistake_runner is not None:
+            self.mistake_runner.close()
 
     @property
     def checks(self) -> Checks:

@@ -15,7 +15,7 @@ from ..session import BudgetExhausted
 from ..text import cap
 from ..wire import PROTOCOL, MalformedReply, Status, parse_call_reply
 from . import comparators as scoring
-from . import evidence, withheld
+from . import evidence, mistakes, withheld
 from .checks import FunctionUnit, Probe
 from .context import REFERENCE_MESSAGE, GradingContext, UnitResults
 from .inputs import Input, generate, probe_rng, reference_outputs
@@ -88,11 +88,26 @@ def run_probe(ctx: GradingContext, task: FunctionUnit, probe: Probe, args: list[
         return False, why, (), Status.MALFORMED
     obs = scoring.Observation(reply, exchange.outbox, session.jail.owner)
     ok, message = scoring.check_probe(task, probe, args, reference, obs, stats)
+    if not ok and reply.ok and not session.tainted and task.mistakes and probe.device == "cpu":
+        says = _known_mistake(ctx, task, probe, args, reference, obs)
+        if says:
+            stats["mistake"] = says
+            message += f"; this matches a known mistake: {says}"
     if session.tainted:
         stats.clear()  # a relative error measured from its outputs is the kernel's word too
         if not ok:
             message = withheld.failure(None if reply.ok else reply.error)
     return ok, message, reply.forbidden_called, Status.OK
+
+
+def _known_mistake(ctx: GradingContext, task: FunctionUnit, probe: Probe, args: list[Input], reference: list,
+                   obs: scoring.Observation) -> str:
+    """The declared mutant whose outputs the student's match on these inputs (mistakes.py), or ""."""
+    try:
+        student = [scoring.student_value(out, obs) for out in obs.reply.outputs]
+    except scoring.MalformedOutput:
+        return ""
+    return mistakes.matching(task, probe, student, reference, ctx.mistakes().outputs(task, probe, args))
 
 
 def _one_digit(error: float | None) -> float | None:
@@ -132,7 +147,8 @@ def grade_task(ctx: GradingContext, t_index: int, task: FunctionUnit, by_name: d
         except BudgetExhausted:
             ok, message, forbidden, status = False, "not graded: the time budget for this submission ran out", (), Status.BUDGET
         report.append({"task": task.name, "probe": probe.name, "device": probe.device, "dtype": probe.dtype,
-                       "passed": ok, "max_error": _one_digit(stats.get("max_error"))})
+                       "passed": ok, "max_error": _one_digit(stats.get("max_error")),
+                       **({"mistake": stats["mistake"]} if "mistake" in stats else {})})
         tripped.update(forbidden)
         hung = status in (Status.TIMEOUT, Status.BUDGET)  # spare the budget for the other tasks
         crashes += status is Status.DEAD

@@ -27,7 +27,7 @@ def grade_questions(ctx: GradingContext) -> UnitResults:
             if ctx.banned or problem:
                 lines.append((False, a.name, a.points, REFERENCE_MESSAGE if ctx.banned else problem))
                 continue
-            ok, message = scoring.check_answer(a.kind, a.expected, values[a.name], a.letters)
+            ok, message = scoring.check_answer(a.kind, a.expected, values[a.name], a.letters, a.mistakes)
             lines.append((ok, a.name, a.points, message))
         tests.append(entry(q, lines, ctx.checks.visibility))
     return UnitResults(tests, timed_out=timed_out)

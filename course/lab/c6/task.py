@@ -16,8 +16,10 @@ TASK = Task(
     builds_on=("c3", "c4"),
     probes=(
         Probe("equals full causal self-attention at every step (B=2, T=7)", 4,
+              (("x", normal(2, 7, 5)), ("W_q", normal(5, 3, scale=0.6)), ("W_k", normal(5, 3, scale=0.6)), ("W_v", normal(5, 4)))),
+        Probe("leaves x and the weights unchanged", 1,
               (("x", normal(2, 7, 5)), ("W_q", normal(5, 3, scale=0.6)), ("W_k", normal(5, 3, scale=0.6)), ("W_v", normal(5, 4))),
-              checks=("matches_reference", "inputs_unchanged")),
+              checks=("inputs_unchanged",)),
         Probe("a single token (T = 1)", 1, (("x", normal(1, 1, 4)), ("W_q", normal(4, 3)), ("W_k", normal(4, 3)), ("W_v", normal(4, 2)))),
         Probe("float64 in, float64 out; a second call starts from an empty cache (B=2, T=7 again)", 1,
               (("x", normal(2, 7, 5)), ("W_q", normal(5, 3, scale=0.6)), ("W_k", normal(5, 3, scale=0.6)), ("W_v", normal(5, 4))),
@@ -27,9 +29,11 @@ TASK = Task(
               checks=("dtype_kept", "matches_reference"), **F32),
         Probe("stays on the inputs' device (meta tensors)", 1,
               (("x", normal(2, 4, 4)), ("W_q", normal(4, 3)), ("W_k", normal(4, 3)), ("W_v", normal(4, 2))), **META),
-        Probe("advisory: each token's key and value projected once (T = 8)", 2,
+        # Counted in the kernel (its word: one point); values are graded on the lines above, so a value
+        # error is never charged here again.
+        Probe("each token's key and value projected once (T = 8), as your kernel counts", 1,
               (("x", normal(2, 8, 4)), ("W_q", normal(4, 3)), ("W_k", normal(4, 3)), ("W_v", normal(4, 3))),
-              checks=("matches_reference", "projected_once"), options={"count_projections": ["W_k", "W_v"]}),
+              checks=("projected_once",), options={"count_projections": ["W_k", "W_v"]}),
     ),
 )
 

@@ -14,14 +14,17 @@ TASK = Task(
     reference="attn_ref.costs:rnn_jacobian_norm",  # the closed form: the grader never imports torch
     outputs=("norm",),
     probes=(
-        Probe("T = 50, factor = 0.9", 4, (("T", value(50)), ("factor", value(0.9))), options=SCALAR_TOLERANCE),
+        Probe("T = 50, factor = 0.9", 3, (("T", value(50)), ("factor", value(0.9))), options=SCALAR_TOLERANCE),
         Probe("T = 1: no steps, gradient 1", 2, (("T", value(1)), ("factor", value(0.9))), options=SCALAR_TOLERANCE),
         # "By autograd" is the kernel's own word (a flag it reports; any unrelated backward() sets it): one point
         # at most. The values are what is graded.
         Probe("T = 20, factor = 1.1: the product grows, by autograd (as your kernel reports)", 1,
               (("T", value(20)), ("factor", value(1.1))), checks=("matches_reference", "autograd_used"),
               options=SCALAR_TOLERANCE),
-        Probe("T = 40, factor = 0.5", 2, (("T", value(40)), ("factor", value(0.5))), options=SCALAR_TOLERANCE),
+        # (-0.9)^19 < 0: the signed gradient is negative, its absolute value is what is asked
+        Probe("T = 20, factor = -0.9: a negative factor, an odd number of steps", 2,
+              (("T", value(20)), ("factor", value(-0.9))), options=SCALAR_TOLERANCE),
+        Probe("T = 40, factor = 0.5", 1, (("T", value(40)), ("factor", value(0.5))), options=SCALAR_TOLERANCE),
         # 99 float32 steps drift up to ~6e-6: a looser tolerance that still rejects an off-by-one (25 %).
         Probe("T = 100, factor = 0.8: a long chain", 1, (("T", value(100)), ("factor", value(0.8))),
               options={"rtol": 1e-4, "atol": 0.0}),

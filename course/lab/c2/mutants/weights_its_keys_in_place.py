@@ -1,5 +1,5 @@
 # mutant: weights the caller's keys in place
-# must fail: matches the reference
+# must fail: leaves query, keys
 def additive_attention(query, keys, W_q, W_k, v):
     weights = softmax(np.tanh(W_q @ query + keys @ W_k.T) @ v)
     keys *= weights[:, None]

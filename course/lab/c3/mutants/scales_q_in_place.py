@@ -1,5 +1,5 @@
 # mutant: scales the caller's q in place
-# must fail: bool mask
+# must fail: leaves q, k, v
 def scaled_dot_product_attention(q, k, v, mask=None):
     q.div_(math.sqrt(q.shape[-1]))
     scores = q @ k.transpose(-2, -1)

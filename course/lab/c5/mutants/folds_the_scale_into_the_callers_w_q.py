@@ -1,5 +1,5 @@
 # mutant: folds the scale into the caller's W_q, in place
-# must fail: causal (default)
+# must fail: leaves x and the weights unchanged
 def self_attention(x, W_q, W_k, W_v, causal=True):
     W_q.mul_(W_q.shape[-1] ** -0.5)
     q, k, v = x @ W_q, x @ W_k, x @ W_v

@@ -1,5 +1,5 @@
 # mutant: clears the caller's x when done
-# must fail: equals full causal
+# must fail: leaves x and the weights unchanged
 def decode_with_kv_cache(x, W_q, W_k, W_v):
     keys, values, outputs = [], [], []
     for t in range(x.shape[-2]):

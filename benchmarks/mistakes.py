@@ -21,10 +21,9 @@ import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+import nbformat  # noqa: E402
 from conftest import edit_notebook  # noqa: E402
 from course_units import COURSE  # noqa: E402
-
-import nbformat  # noqa: E402
 
 from attn_ref.release.build import build  # noqa: E402
 

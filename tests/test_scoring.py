@@ -412,3 +412,27 @@ def test_one_rule_for_a_returned_number(tmp_path, output, passes, note):
     probe = Probe("p", 1, "float64", "cpu", ("matches_reference",))
     ok, message = check_probe(task, probe, [], [0.25], Observation(reply, tmp_path, None))
     assert ok is passes and note in message and "0.25" not in message
+
+
+def test_probe_sizes_are_drawn_per_seed_within_their_ranges_and_kept_apart():
+    from attn_ref.grade.scoring.checks import InvalidChecks, _probe, _typed_probe
+    from attn_ref.grade.scoring.inputs import generate, probe_rng
+    from attn_ref.release.units import Probe as ReleaseProbe
+    from attn_ref.release.units import drawn, normal
+
+    spec = ReleaseProbe("p", 1, (("q", normal("T_q", "d")), ("k", normal("T_k", "d"))),
+                        options=drawn(T_q=(2, 4), T_k=(2, 4), d=(1, 3), distinct=(("T_q", "T_k"),))).to_json()
+    _probe(spec, "p", None, None)
+    probe = _typed_probe(spec)
+    shapes = {tuple(a.data.shape for a in generate(probe, probe_rng(seed, 0, 0))) for seed in range(40)}
+    assert all(q[0] != k[0] and q[1] == k[1] and 2 <= q[0] <= 4 and 1 <= q[1] <= 3 for q, k in shapes)
+    assert len(shapes) > 5  # they vary with the seed
+    assert [a.data.shape for a in generate(probe, probe_rng(7, 0, 0))] == [a.data.shape for a in generate(probe, probe_rng(7, 0, 0))]
+    spec["args"][0][1]["normal"] = ["T_q", "width"]
+    with pytest.raises(InvalidChecks, match="names of options.dims"):
+        _probe(spec, "p", None, None)
+    spec["args"][0][1]["normal"] = ["T_q", "d"]
+    spec["options"]["dims"]["T_k"] = [2, 2]
+    spec["options"]["dims"]["T_q"] = [2, 2]
+    with pytest.raises(InvalidChecks, match="too narrow"):
+        _probe(spec, "p", None, None)

@@ -153,6 +153,16 @@ def mask(*shape: int, p: float = 0.6, empty_rows: tuple[int, ...] = ()) -> dict:
     return spec
 
 
+def drawn(distinct: tuple[tuple[str, ...], ...] = (), **ranges: tuple[int, int]) -> dict:
+    """A probe's options for sizes drawn per grading: ``drawn(T_q=(2, 8), T_k=(2, 8), distinct=(("T_q", "T_k"),))``,
+    inclusive ranges (the prompt's promises are the bounds), names used in the shapes (``normal("T_q", "d_k")``);
+    each group of ``distinct`` gets different sizes, so a mutant that swaps two axes cannot hide."""
+    options: dict = {"dims": {name: list(bounds) for name, bounds in ranges.items()}}
+    if distinct:
+        options["distinct"] = [list(group) for group in distinct]
+    return options
+
+
 def value(v, student_only: bool = False) -> dict:
     """A literal argument (an int, a float, a bool)."""
     return {"value": v, "student_only": student_only}

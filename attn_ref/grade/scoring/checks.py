@@ -31,6 +31,8 @@ references). The builder writes it (``attn_ref/release/checks.py``). Standard li
       {"simplex": shape}                           non-negative rows (last axis) that sum to 1
       {"value": literal}                           an int, float or bool as it is
       {"device": true}                             the probe's device, as a string
+    A shape's sizes are numbers or names of the probe's options "dims" ({"T": [2, 8]}: drawn per grading from
+    the probe's seed, inclusive; options "distinct" [["T_q", "T_k"]]: those get different sizes).
     plus "keyword" (pass by name) and "student_only" (not passed to the reference). COMPARATOR names one
     of the grader's comparators (grade/scoring/comparators.py CHECKS).
 """
@@ -61,6 +63,8 @@ PROBE_DTYPES = ("float32", "float64")
 PROBE_DEVICES = ("cpu", "cuda", "meta")
 # the input generators of grade/scoring/inputs.py (GENERATORS), by name: how a typed Arg finds its own
 GENERATOR_NAMES = ("normal", "mask", "ones", "simplex", "value", "device")
+ARRAY_GENERATORS = ("normal", "mask", "ones", "simplex")  # those whose parameter is a shape
+MAX_SIZE = 4096  # one axis of a probe's array
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
 
@@ -103,6 +107,7 @@ def _probe(probe, where: str, generators, comparators) -> None:
     _check(isinstance(checks, list) and bool(checks), where + ".checks", "expected a list of comparators")
     for name in checks:
         _check(comparators is None or name in comparators, where + ".checks", f"unknown comparator {name!r}")
+    dims = _dims(probe.get("options", {}), where + ".options")
     args = probe.get("args")
     _check(isinstance(args, list), where + ".args", "expected a list")
     for i, pair in enumerate(args):
@@ -111,6 +116,26 @@ def _probe(probe, where: str, generators, comparators) -> None:
                "expected [name, spec]")
         kinds = [key for key in pair[1] if generators is None or key in generators]
         _check(len(kinds) == 1 or generators is None, at, f"the spec must name exactly one input generator ({', '.join(sorted(generators or ()))})")
+        for key in (k for k in pair[1] if k in ARRAY_GENERATORS):
+            shape = pair[1][key]
+            _check(isinstance(shape, list) and len(shape) <= 6 and all(
+                (isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_SIZE) or n in dims for n in shape),
+                f"{at}.{key}", f"expected a shape: sizes 0 to {MAX_SIZE}, or names of options.dims")
+
+
+def _dims(options, where: str) -> dict:
+    """options.dims {name: [low, high]} and options.distinct [[name, ...]], checked: sizes a probe draws."""
+    if not isinstance(options, dict):
+        return {}
+    dims = options.get("dims", {})
+    _check(isinstance(dims, dict) and all(
+        isinstance(name, str) and isinstance(r, list) and len(r) == 2 and all(isinstance(n, int) and not isinstance(n, bool) for n in r)
+        and 0 <= r[0] <= r[1] <= MAX_SIZE for name, r in dims.items()), where + ".dims", f"expected {{name: [low, high]}}, 0 <= low <= high <= {MAX_SIZE}")
+    for group in options.get("distinct", []):
+        _check(isinstance(group, list) and all(n in dims for n in group), where + ".distinct", "expected groups of names of dims")
+        _check(len(set(range(min(dims[n][0] for n in group), max(dims[n][1] for n in group) + 1))) >= len(group),
+               where + ".distinct", "the ranges are too narrow for different sizes")
+    return dims
 
 
 def _unit(unit, where: str, generators, comparators) -> None:

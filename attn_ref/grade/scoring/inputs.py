@@ -73,11 +73,32 @@ def probe_rng(seed: int, t_index: int, p_index: int) -> np.random.Generator:
     return np.random.default_rng([seed, t_index, p_index])
 
 
+def draw_dims(probe: Probe, rng: np.random.Generator) -> dict[str, int]:
+    """The probe's named sizes (options "dims": {name: [low, high]}, inclusive), drawn from its generator; the
+    names of each group of options "distinct" get different sizes (T_q ≠ T_k: a mutant that swaps them shows)."""
+    dims = probe.options.get("dims", {})
+    groups = [tuple(group) for group in probe.options.get("distinct", ())]
+    while True:
+        sizes = {name: int(rng.integers(low, high + 1)) for name, (low, high) in sorted(dims.items())}
+        if all(len({sizes[n] for n in group}) == len(group) for group in groups):
+            return sizes
+
+
+def _sized(params: Mapping, generator: str, sizes: dict[str, int]) -> Mapping:
+    """A spec with the names in its shape replaced by the drawn sizes."""
+    shape = params[generator]
+    if not any(isinstance(n, str) for n in shape):
+        return params
+    return {**params, generator: [sizes[n] if isinstance(n, str) else n for n in shape]}
+
+
 def generate(probe: Probe, rng: np.random.Generator) -> list[Input]:
     args = []
+    sizes = draw_dims(probe, rng) if "dims" in probe.options else {}
     for a in probe.args:
         if a.generator in ARRAYS:
-            args.append(Input(a.name, "array", ARRAYS[a.generator](rng, a.params, probe), a.keyword, a.student_only))
+            params = _sized(a.params, a.generator, sizes)
+            args.append(Input(a.name, "array", ARRAYS[a.generator](rng, params, probe), a.keyword, a.student_only))
         elif a.generator == "device":
             args.append(Input(a.name, "device", probe.device, a.keyword, True))
         else:

@@ -3,7 +3,7 @@
 import numpy as np
 
 import attn_ref
-from attn_ref.release.units import F32, Probe, Task, normal, shown
+from attn_ref.release.units import F32, Probe, Task, drawn, normal, shown
 
 TASK = Task(
     name="c2",
@@ -14,9 +14,10 @@ TASK = Task(
     outputs=("context", "weights"),
     builds_on=("c1",),
     probes=(
-        Probe("matches the reference (d_q=3, d_k=5, d_a=4, T=6)", 3,
-              (("query", normal(3)), ("keys", normal(6, 5)), ("W_q", normal(4, 3, scale=0.7)), ("W_k", normal(4, 5, scale=0.7)),
-               ("v", normal(4)))),
+        Probe("matches the reference (d_q ≠ d_k ≠ d_a and T drawn per grading)", 3,
+              (("query", normal("d_q")), ("keys", normal("T", "d_k")), ("W_q", normal("d_a", "d_q", scale=0.7)),
+               ("W_k", normal("d_a", "d_k", scale=0.7)), ("v", normal("d_a"))),
+              options=drawn(d_q=(2, 6), d_k=(2, 6), d_a=(2, 6), T=(2, 9), distinct=(("d_q", "d_k", "d_a"),))),
         Probe("leaves query, keys and the weights unchanged", 1,
               (("query", normal(3)), ("keys", normal(6, 5)), ("W_q", normal(4, 3, scale=0.7)), ("W_k", normal(4, 5, scale=0.7)),
                ("v", normal(4))),

@@ -3,7 +3,7 @@
 import numpy as np
 
 import attn_ref
-from attn_ref.release.units import F32, META, Probe, Task, mask, normal, shown_tensor
+from attn_ref.release.units import F32, META, Probe, Task, drawn, mask, normal, shown_tensor
 
 LARGE_SCORES = ("these scores are in the hundreds, where exp overflows to inf: subtract each row's max score before "
                 "exp (the softmax does not change)")
@@ -18,8 +18,10 @@ TASK = Task(
     forbidden=("torch.nn.functional.scaled_dot_product_attention", "torch.nn.MultiheadAttention", "attn_ref"),
     cuda=True,
     probes=(
-        Probe("no mask: B=2, H=3, T_q=5, T_k=7, d_k=4, d_v=6", 2,
-              (("q", normal(2, 3, 5, 4)), ("k", normal(2, 3, 7, 4)), ("v", normal(2, 3, 7, 6)))),
+        Probe("no mask: B, H, T_q ≠ T_k, d_k ≠ d_v drawn per grading", 2,
+              (("q", normal("B", "H", "T_q", "d_k")), ("k", normal("B", "H", "T_k", "d_k")), ("v", normal("B", "H", "T_k", "d_v"))),
+              options=drawn(B=(1, 3), H=(1, 3), T_q=(2, 9), T_k=(2, 9), d_k=(2, 8), d_v=(2, 8),
+                            distinct=(("T_q", "T_k"), ("d_k", "d_v")))),
         Probe("float64 precision kept (the keys share a large component)", 1,
               (("q", normal(2, 5, 3)), ("k", normal(2, 7, 3, common=1e4)), ("v", normal(2, 7, 3))),
               checks=("dtype_kept", "precision_kept")),

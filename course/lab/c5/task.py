@@ -3,7 +3,7 @@
 import numpy as np
 
 import attn_ref
-from attn_ref.release.units import F32, META, Probe, Task, normal, shown_tensor, value
+from attn_ref.release.units import F32, META, Probe, Task, drawn, normal, shown_tensor, value
 
 TASK = Task(
     name="c5",
@@ -16,8 +16,10 @@ TASK = Task(
     cuda=True,
     builds_on=("c3", "c4"),
     probes=(
-        Probe("causal (default): B=2, T=6, d_model=5, d_k=3, d_v=4", 2,
-              (("x", normal(2, 6, 5)), ("W_q", normal(5, 3, scale=0.6)), ("W_k", normal(5, 3, scale=0.6)), ("W_v", normal(5, 4)))),
+        Probe("causal (default): B, T, d_model, d_k ≠ d_v drawn per grading", 2,
+              (("x", normal("B", "T", "d_model")), ("W_q", normal("d_model", "d_k", scale=0.6)),
+               ("W_k", normal("d_model", "d_k", scale=0.6)), ("W_v", normal("d_model", "d_v"))),
+              options=drawn(B=(1, 3), T=(3, 9), d_model=(2, 8), d_k=(2, 6), d_v=(2, 6), distinct=(("d_k", "d_v", "d_model"),))),
         Probe("leaves x and the weights unchanged", 1,
               (("x", normal(2, 6, 5)), ("W_q", normal(5, 3, scale=0.6)), ("W_k", normal(5, 3, scale=0.6)), ("W_v", normal(5, 4))),
               checks=("inputs_unchanged",)),

@@ -3,7 +3,7 @@
 import numpy as np
 
 import attn_ref
-from attn_ref.release.units import F32, META, Probe, Task, normal, shown_tensor
+from attn_ref.release.units import F32, META, Probe, Task, drawn, normal, shown_tensor
 
 TASK = Task(
     name="c6",
@@ -15,8 +15,10 @@ TASK = Task(
     cuda=True,
     builds_on=("c3", "c4"),
     probes=(
-        Probe("equals full causal self-attention at every step (B=2, T=7)", 4,
-              (("x", normal(2, 7, 5)), ("W_q", normal(5, 3, scale=0.6)), ("W_k", normal(5, 3, scale=0.6)), ("W_v", normal(5, 4)))),
+        Probe("equals full causal self-attention at every step (B, T, sizes drawn per grading)", 4,
+              (("x", normal("B", "T", "d_model")), ("W_q", normal("d_model", "d_k", scale=0.6)),
+               ("W_k", normal("d_model", "d_k", scale=0.6)), ("W_v", normal("d_model", "d_v"))),
+              options=drawn(B=(1, 3), T=(3, 9), d_model=(2, 8), d_k=(2, 6), d_v=(2, 6), distinct=(("d_k", "d_v"),))),
         Probe("leaves x and the weights unchanged", 1,
               (("x", normal(2, 7, 5)), ("W_q", normal(5, 3, scale=0.6)), ("W_k", normal(5, 3, scale=0.6)), ("W_v", normal(5, 4))),
               checks=("inputs_unchanged",)),

@@ -60,7 +60,7 @@ def test_a_second_course_builds_passes_check_and_is_graded(stats_release, tmp_pa
     out, rows = stats_release
     assert {r.assignment for r in rows} == {"quiz", "stats"} and all(r.ok for r in rows)
     (mutants,) = [r for r in rows if r.check == "every hidden probe fails a mutant; no stub scores"]
-    assert mutants.detail == "2 mutants, 3 derived stubs"  # zeros, ones and x echoed each scored 0 on zscore
+    assert mutants.detail == "2 mutants (2 named by their outputs), 3 derived stubs"  # stubs: zeros, ones, x echoed
     with zipfile.ZipFile(out / "autograder/stats-autograder.zip") as archive:
         assert "references/stats_ref.py" in archive.namelist()  # its own reference travels with it
     wrong = nbformat.read(str(out / "solutions/quiz/quiz.ipynb"), as_version=4)

@@ -11,6 +11,7 @@ with it. The checks the grader reads from the autograder zip are another format 
                "keyword": false} | {"name": "axis", "kind": "value", "value": 0, "keyword": true}
               | {"name": "device", "kind": "device", "device": "meta", "keyword": true}],
      "return_inputs": bool, "count_projections": ["W_k", ...], "tripwire": bool,
+     "calls": 1 | 2 | 3,                   # called that many times on fresh inputs; the last result is the reply
      "substitutes": {"softmax": "def softmax(x, axis=-1): ...", ...}}   # known-correct earlier functions
 
 **A call's reply** (kernel -> grader, ``reply.json`` in a folder the kernel owns; ``parse_call_reply``)::

@@ -301,16 +301,20 @@ def _call(function, call_dir, out_dir):
         import torch
 
         _reset_torch(torch)
-    args, kwargs, named = _load_args(spec, call_dir, torch)
     substitutes = _substitutes(spec.get("substitutes", {}))
     saved = {name: ns.get(name, _MISSING) for name in substitutes}
     ns.update(substitutes)
     watch = None
     try:
-        if torch is None:
-            result = fn(*args, **kwargs)
-        else:
-            watch = _Watch(torch, {n: named[n] for n in spec.get("count_projections", [])}, spec.get("tripwire", False))
+        # "calls": the function is called that many times on fresh copies of the inputs and the last result is
+        # graded (state kept between calls shows: a second call must start from an empty cache)
+        for call_number in range(max(1, min(int(spec.get("calls", 1)), 3))):
+            args, kwargs, named = _load_args(spec, call_dir, torch)
+            if torch is None:
+                result = fn(*args, **kwargs)
+                continue
+            if call_number == 0:  # one watch for every call: a forbidden call in any of them counts
+                watch = _Watch(torch, {n: named[n] for n in spec.get("count_projections", [])}, spec.get("tripwire", False))
             result = _watched_call(fn, args, kwargs, spec, named, torch, watch)
     except Exception as err:  # noqa: BLE001 - the student's function raised
         return _failure(err, watch)

@@ -108,6 +108,8 @@ def _probe(probe, where: str, generators, comparators) -> None:
     for name in checks:
         _check(comparators is None or name in comparators, where + ".checks", f"unknown comparator {name!r}")
     dims = _dims(probe.get("options", {}), where + ".options")
+    calls = probe.get("options", {}).get("calls", 1) if isinstance(probe.get("options"), dict) else 1
+    _check(calls in (1, 2, 3), where + ".options.calls", "expected 1, 2 or 3")
     args = probe.get("args")
     _check(isinstance(args, list), where + ".args", "expected a list")
     for i, pair in enumerate(args):

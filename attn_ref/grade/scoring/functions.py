@@ -50,6 +50,7 @@ def call_files(task: FunctionUnit, probe: Probe, args: list[Input], substitutes:
         "return_inputs": "inputs_unchanged" in probe.checks,
         "count_projections": list(probe.options.get("count_projections", [])),
         "tripwire": bool(task.forbidden),
+        "calls": int(probe.options.get("calls", 1)),
         "substitutes": substitutes,
     }
     files["call.json"] = json.dumps(call).encode()

@@ -23,9 +23,10 @@ TASK = Task(
               (("x", normal(2, 7, 5)), ("W_q", normal(5, 3, scale=0.6)), ("W_k", normal(5, 3, scale=0.6)), ("W_v", normal(5, 4))),
               checks=("inputs_unchanged",)),
         Probe("a single token (T = 1)", 1, (("x", normal(1, 1, 4)), ("W_q", normal(4, 3)), ("W_k", normal(4, 3)), ("W_v", normal(4, 2)))),
-        Probe("float64 in, float64 out; a second call starts from an empty cache (B=2, T=7 again)", 1,
+        # called twice on the same inputs, the second result graded: a cache kept between calls shows
+        Probe("float64 in, float64 out; a second call starts from an empty cache (the same inputs twice)", 1,
               (("x", normal(2, 7, 5)), ("W_q", normal(5, 3, scale=0.6)), ("W_k", normal(5, 3, scale=0.6)), ("W_v", normal(5, 4))),
-              checks=("dtype_kept", "matches_reference")),
+              checks=("dtype_kept", "matches_reference"), options={"calls": 2}),
         Probe("float32 in, float32 out", 1,
               (("x", normal(6, 4)), ("W_q", normal(4, 4, scale=0.6)), ("W_k", normal(4, 4, scale=0.6)), ("W_v", normal(4, 4))),
               checks=("dtype_kept", "matches_reference"), **F32),

@@ -198,6 +198,7 @@ def grade_under_seeds(submission_path, autograder, seeds: list[int], *, plan: Sa
         nb, filename = submission.load(submission_path)
         per_seed = {}
         with running(nb, filename, autograder, jail, limits, time.monotonic() + budget) as ctx:
+            ctx.name_mistakes = False  # verdicts under many seeds: the messages are not read
             for seed in seeds:
                 ctx.seed = seed
                 # each seed is its own grading of trusted code (the corpus, mutants): a stand-in sent under an

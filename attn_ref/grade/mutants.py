@@ -42,6 +42,7 @@ def _graded(ctx: GradingContext, t_index: int, task: FunctionUnit, seeds: range,
     gradings = []
     for seed in seeds:
         ctx.seed = seed
+        ctx.name_mistakes = bool(says) and seed == seeds[0]  # whether its lines name it: one seed tells (each costs the runner)
         result, extra, _ = grade_task(ctx, t_index, task, ctx.checks.by_name, [], before_call=before_call)
         gradings.append((result, extra))
         ctx.session.clear_exchanges()

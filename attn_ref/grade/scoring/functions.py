@@ -89,7 +89,7 @@ def run_probe(ctx: GradingContext, task: FunctionUnit, probe: Probe, args: list[
         return False, why, (), Status.MALFORMED
     obs = scoring.Observation(reply, exchange.outbox, session.jail.owner)
     ok, message = scoring.check_probe(task, probe, args, reference, obs, stats)
-    if not ok and reply.ok and not session.tainted and task.mistakes and probe.device == "cpu":
+    if not ok and reply.ok and ctx.name_mistakes and not session.tainted and task.mistakes and probe.device == "cpu":
         says = _known_mistake(ctx, task, probe, args, reference, obs)
         if says:
             stats["mistake"] = says

@@ -119,6 +119,11 @@ def _value(out: Output, obs: Observation, scalar_kind: str = "scalar"):
     return None, f"returned {out.type or 'an unsupported object'}"
 
 
+def forms_problem(task: FunctionUnit, reply: CallReply) -> str:
+    """Why the reply's structure is not what the task returns ("" if it is)."""
+    return _forms(task, reply)
+
+
 def student_value(out: Output, obs: Observation):
     """One returned value as the trusted side compares it: an array, a number, or None."""
     return _value(out, obs)[0]

@@ -104,9 +104,13 @@ def run_probe(ctx: GradingContext, task: FunctionUnit, probe: Probe, args: list[
 def _known_mistake(ctx: GradingContext, task: FunctionUnit, probe: Probe, args: list[Input], reference: list,
                    obs: scoring.Observation) -> str:
     """The declared mutant whose outputs the student's match on these inputs (mistakes.py), or ""."""
+    if scoring.forms_problem(task, obs.reply):
+        return ""  # nothing to compare (not written yet, the wrong number of values): the runner stays unstarted
     try:
         student = [scoring.student_value(out, obs) for out in obs.reply.outputs]
     except scoring.MalformedOutput:
+        return ""
+    if any(value is None for value in student):
         return ""
     return mistakes.matching(task, probe, student, reference, ctx.mistakes().outputs(task, probe, args))
 

@@ -10,6 +10,8 @@ the student's outputs are compared here, on the trusted side, with NumPy.
 from __future__ import annotations
 
 import json
+import selectors
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -70,14 +72,10 @@ class MistakeRunner:
         if self.process is not None:
             self.process.kill()
             self.process.wait()
-        for path in sorted(self.folder.rglob("*"), reverse=True):
-            path.rmdir() if path.is_dir() else path.unlink()
-        self.folder.rmdir()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def _readline(process: subprocess.Popen, timeout: float) -> str:
-    import selectors
-
     with selectors.DefaultSelector() as selector:
         selector.register(process.stdout, selectors.EVENT_READ)
         if not selector.select(timeout):

@@ -2,14 +2,14 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-SOURCES := $(shell find attn_ref course -name '*.py' -o -name '*.md') pyproject.toml
+SOURCES := $(shell find attn_ref course -name '*.py' -o -name '*.md') pyproject.toml locks/student.txt locks/grader.txt
 STAMP  := autograder/.built
 # The students' environment the grader runs kernels in (numpy, torch, otter; never attn_ref). As root,
 # kernels run as fresh uids, so it lives where every user can read it, on an interpreter they can run.
 STUDENT_ENV    ?= $(if $(filter 0,$(shell id -u)),/opt/attn-ref/student,.venv-student)
 STUDENT_PYTHON ?= $(if $(filter 0,$(shell id -u)),$(firstword $(wildcard /usr/bin/python3) $(PYTHON)),$(PYTHON))
 
-.PHONY: release test bench clean student-env sandbox-tools browser-tools
+.PHONY: release test bench clean student-env sandbox-tools browser-tools lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,14 +23,19 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $@ $(VENV)/.installed
 
-$(STUDENT_ENV)/.installed: pyproject.toml | $(VENV)/.installed
+# Exactly the lock (locks/student.txt): the versions Gradescope's kernels and students install.
+$(STUDENT_ENV)/.installed: locks/student.txt
 	$(STUDENT_PYTHON) -m venv $(STUDENT_ENV)
-	$(BIN)/attn-ref requirements student > $(STUDENT_ENV)/requirements.txt
-	$(STUDENT_ENV)/bin/python -m pip install -q -r $(STUDENT_ENV)/requirements.txt
+	$(STUDENT_ENV)/bin/python -m pip install -q -r locks/student.txt
 	chmod -R a+rX $(STUDENT_ENV)
 	touch $@
 
 student-env: $(STUDENT_ENV)/.installed
+
+# Re-resolve both environments' exact pins for every platform (needs the network); then rebuild and check.
+lock: $(VENV)/.installed
+	$(BIN)/python -m pip install -q uv
+	$(BIN)/attn-ref lock
 
 # bubblewrap gives kernels their own namespaces where the machine allows (the grader probes at run time).
 sandbox-tools:

@@ -63,6 +63,9 @@ def test_a_second_course_builds_passes_check_and_is_graded(stats_release, tmp_pa
     assert mutants.detail == "2 mutants (2 named by their outputs), 3 derived stubs"  # stubs: zeros, ones, x echoed
     with zipfile.ZipFile(out / "autograder/stats-autograder.zip") as archive:
         assert "references/stats_ref.py" in archive.namelist()  # its own reference travels with it
+    versions = (out / "autograder/stats-versions.txt").read_text()  # check's record, moved into place with the zip
+    assert "# Gradescope (Ubuntu 22.04, Python 3.10, x86_64)" in versions and "\notter-grader==7.0.0\n" in versions
+    assert versions.rstrip().endswith("# differences from the lock: none")
     wrong = nbformat.read(str(out / "solutions/quiz/quiz.ipynb"), as_version=4)
     for cell in wrong.cells:
         if "divides_by =" in cell.source:

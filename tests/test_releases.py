@@ -11,6 +11,7 @@ import pytest
 from course_units import ANSWERS, COURSE, assignment
 
 from attn_ref.release.build import build
+from attn_ref.release.locks import locked
 from attn_ref.release.notebooks import TIMING_TAG, master
 
 
@@ -38,9 +39,11 @@ def test_autograder_zip_contents(release):
         grader = archive.read("requirements-grader.txt").decode()
     assert "Miniforge" not in setup and "playwright" not in setup.lower() and "conda" not in setup
     assert "download.pytorch.org/whl/cpu" in setup
-    assert re.search(r"^torch<2\.14,>=2\.3$|^torch>=2\.3,<2\.14$", student, re.M), student
-    assert "otter-grader[grading]==7.0.0" in student
-    assert "torch" not in grader and "otter" not in grader and "jupyter_client" in grader  # the grader never imports torch
+    assert student == locked("student") and grader == locked("grader")  # locks/*.txt, as they are
+    assert re.search(r"^torch==2\.13\.0$", student, re.M), student  # the lock, exactly: no range left
+    assert re.search(r"^otter-grader==7\.0\.0$", student, re.M)
+    assert not re.search(r"^(nvidia|cuda|triton)", student, re.M)  # torch's CUDA stack: torch's own pins, on GPU runners
+    assert "torch" not in grader and "otter" not in grader and "jupyter-client==" in grader  # the grader never imports torch
 
 
 def test_gpu_zip_has_cuda_probes_and_cuda_torch(tmp_path):

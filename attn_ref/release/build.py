@@ -12,7 +12,6 @@ import time
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from importlib import metadata
 from pathlib import Path
 
 import nbformat
@@ -23,12 +22,14 @@ from ..grade.scoring.checks import EXPORT_MODULE
 from .cell_sources import failure
 from .checks import checks, stamp
 from .course import Assignment, load_course
+from .locks import LockError, locked, pins
 from .notebooks import (
     export_module,
     master,
     normalize,
     solution_from_autograder_notebook,
     with_export_module,
+    with_init_cell,
     with_outro,
     without_blank_cells,
 )
@@ -83,9 +84,11 @@ fi
 exit 0
 """
 
-# Which of the project's pinned requirements each environment gets (pins come from pyproject.toml).
-GRADER_PACKAGES = {"numpy", "array-api-compat", "nbformat", "jupyter-client", "ipython", "psutil"}
-STUDENT_PACKAGES = {"numpy", "torch", "ipykernel", "otter-grader", "matplotlib"}
+STUDENT_REQUIREMENTS_HEADER = """\
+# The environment this assignment is graded in: the same versions the autograder's kernels run.
+#   python -m venv .venv, activate it, then: pip install -r requirements.txt
+# (Python 3.10 or newer, on Linux, macOS or Windows; on Linux, PyPI's torch brings its CUDA libraries.)
+"""
 
 
 class BuildError(Exception):
@@ -108,14 +111,18 @@ class Built:
     warnings: tuple[str, ...] = ()
 
 
-def requirements(packages: set[str]) -> str:
-    """The project's own runtime pins for these packages (one source: the package metadata)."""
-    pins = []
-    for requirement in metadata.requires("attn-ref") or []:
-        name = re.match(r"[A-Za-z0-9_.-]+", requirement).group(0)
-        if "extra ==" not in requirement and re.sub(r"[_.]", "-", name).lower() in packages:
-            pins.append(requirement)
-    return "\n".join(sorted(pins)) + "\n"
+def _lock(environment: str) -> str:
+    try:
+        return locked(environment)
+    except LockError as err:
+        raise BuildError(str(err)) from None
+
+
+def _otter_version() -> str:
+    versions = [version for name, version, _ in pins(_lock("student")) if name == "otter-grader"]
+    if len(set(versions)) != 1:
+        raise BuildError("locks/student.txt pins no single otter-grader release: run `make lock`")
+    return versions[0]
 
 
 def _zip(path: Path, files: dict[str, bytes], executable: set[str]) -> None:
@@ -143,8 +150,8 @@ def _grader_sources() -> dict[str, bytes]:
 def autograder_zip(assignment: Assignment, runner: str, folder: Path) -> Path:
     """The Gradescope autograder: checks.json, the grader with its reference, the scripts and the pins."""
     files = {
-        "requirements-grader.txt": requirements(GRADER_PACKAGES).encode(),
-        "requirements-student.txt": requirements(STUDENT_PACKAGES).encode(),
+        "requirements-grader.txt": _lock("grader").encode(),
+        "requirements-student.txt": _lock("student").encode(),
         "setup.sh": SETUP_SH.replace("__TORCH_INDEX__", CPU_TORCH_INDEX if runner == "cpu" else "").encode(),
         "run_autograder": RUN_AUTOGRADER.encode(),
         **_grader_sources(),
@@ -173,7 +180,7 @@ class _SeededClient(NotebookClient):
 def execute(nb: nbformat.NotebookNode, workdir: Path, filename: str) -> nbformat.NotebookNode:
     """Run a notebook top to bottom in a fresh python3 kernel, outputs kept, no timestamps."""
     nbformat.write(nb, str(workdir / filename))
-    client = _SeededClient(nb, timeout=600, kernel_name="python3", record_timing=False,
+    client = _SeededClient(nb, timeout=600, kernel_name="python3", record_timing=False, coalesce_streams=True,
                             resources={"metadata": {"path": str(workdir)}}, extra_arguments=["--IPKernelApp.log_level=ERROR"])
     client.execute()
     return nb
@@ -209,11 +216,14 @@ def build_one(assignment: Assignment, out: Path, runner: str = "cpu", pdf: bool 
         if done.returncode != 0:
             raise BuildError(f"otter assign failed for {name}:\n{done.stdout}\n{done.stderr}")
         student = nbformat.read(str(tmp / "dist" / "student" / f"{name}.ipynb"), as_version=4)
-        student = normalize(with_outro(with_export_module(without_blank_cells(student), assignment), assignment))
+        otter = _otter_version()
+        student = with_init_cell(without_blank_cells(student), assignment, otter)
+        student = normalize(with_outro(with_export_module(student, assignment), assignment))
         student_path = _write(student, out / "assignments" / name / f"{name}.ipynb")
+        (out / "assignments" / name / "requirements.txt").write_text(STUDENT_REQUIREMENTS_HEADER + _lock("student"))
 
         solution = solution_from_autograder_notebook(nbformat.read(str(tmp / "dist" / "autograder" / f"{name}.ipynb"), as_version=4))
-        solution = with_outro(without_blank_cells(solution), assignment)
+        solution = with_outro(with_init_cell(without_blank_cells(solution), assignment, otter), assignment)
         run_dir = tmp / "run"
         run_dir.mkdir()
         t0 = time.perf_counter()
@@ -248,6 +258,10 @@ def _move_into_place(staged: Path, out: Path, built: Built) -> Built:
     moves = [(staged / "assignments" / built.name, out / "assignments" / built.name),
              (staged / "solutions" / built.name, out / "solutions" / built.name),
              (built.autograder, out / "autograder" / built.autograder.name)]
+    versions = f"autograder/{built.name}-versions.txt"  # written by attn-ref check; absent with --no-check
+    (out / versions).unlink(missing_ok=True)
+    if (staged / versions).exists():
+        moves.append((staged / versions, out / versions))
     for source, target in moves:
         target.parent.mkdir(parents=True, exist_ok=True)
         if target.is_dir():

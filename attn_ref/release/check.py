@@ -34,7 +34,9 @@ import nbformat
 from ..grade.scoring.checks import read_checks
 from ..grade.stubs import KINDS as STUB_KINDS
 from .course import load_assignment, load_registry
+from .locks import LockError
 from .units import Question, Task
+from .versions import write_report
 
 TIMEOUT = 900
 
@@ -179,6 +181,7 @@ def check_zip(zip_path: Path, release: Path, course: Path) -> list[Row]:
         first = grader.grade(solution, "solution")
         full = first["score"] == sum(t["max_score"] for t in first["tests"]) and first["extra_data"]["status"] == "ok"
         rows.append(Row(name, "the solution scores full (bundled grader)", full, "" if full else _short(first)))
+        rows.append(_versions_row(name, first, release))
         if assignment.questions:
             wrong = _key_disagreements(first, assignment)
             rows.append(Row(name, "the solution agrees with every answer key", not wrong, "; ".join(wrong)))
@@ -197,6 +200,19 @@ def check_zip(zip_path: Path, release: Path, course: Path) -> list[Row]:
             rows.append(_mutant_row(name, assignment, grader, solution, work))
             rows.append(evidence_row(name, assignment, grader))
     return rows
+
+
+def _versions_row(name: str, results: dict, release: Path) -> Row:
+    """autograder/<name>-versions.txt, and whether the kernels that graded ran the lock's versions."""
+    check = f"the kernels ran the lock's versions (autograder/{name}-versions.txt)"
+    python = results.get("extra_data", {}).get("sandbox", {}).get("python")
+    if not python:
+        return Row(name, check, False, "the grader did not say which interpreter its kernels ran")
+    try:
+        problems = write_report(release / "autograder", name, python)
+    except (RuntimeError, LockError) as err:
+        return Row(name, check, False, str(err))
+    return Row(name, check, not problems, "; ".join(problems) + (": run `make student-env`" if problems else ""))
 
 
 def _mutant_row(name: str, assignment, grader: _BundledGrader, solution: Path, work: Path) -> Row:

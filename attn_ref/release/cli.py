@@ -1,4 +1,4 @@
-"""The release verbs of `attn-ref`: answers, build, check, requirements (the instructor's side).
+"""The release verbs of `attn-ref`: answers, build, check, requirements, lock (the instructor's side).
 
 `attn_ref/cli.py` builds the parser and calls ``add_verbs``; the autograder zip carries no attn_ref.release,
 so these verbs exist only in a checkout.
@@ -105,9 +105,25 @@ def _check(args) -> int:
 
 
 def _requirements(args) -> int:
-    from .build import GRADER_PACKAGES, STUDENT_PACKAGES, requirements
+    from .locks import LockError, locked, ranges
 
-    print(requirements(STUDENT_PACKAGES if args.environment == "student" else GRADER_PACKAGES), end="")
+    try:
+        print(ranges(args.environment) if args.ranges else locked(args.environment), end="")
+    except LockError as err:
+        print(f"attn-ref requirements: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _lock(args) -> int:
+    from .locks import LockError, write_locks
+
+    try:
+        for path in write_locks():
+            print(f"wrote {path}")
+    except LockError as err:
+        print(f"attn-ref lock: {err}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -133,11 +149,21 @@ CHECK_EXAMPLES = """examples:
   attn-ref check autograder/lab-autograder.zip
 """
 
-REQUIREMENTS_HELP = """Print the project's pinned requirements of one environment, as pip reads them: the students' (numpy,
-torch, otter, matplotlib: what graded kernels run in) or the grader's (no torch)."""
+REQUIREMENTS_HELP = """Print the lock of one environment (locks/<environment>.txt), as pip reads it: the students' (numpy,
+torch, otter, matplotlib: what graded kernels run in, and what students install) or the grader's (no torch).
+With --ranges, the ranges of pyproject.toml the lock was resolved from."""
 REQUIREMENTS_EXAMPLES = """examples:
   attn-ref requirements student > requirements.txt && pip install -r requirements.txt
-  attn-ref requirements grader
+  attn-ref requirements grader --ranges
+"""
+
+LOCK_HELP = """Resolve each environment's ranges (pyproject.toml) into exact pins with uv, once for every platform
+(uv pip compile --universal --python-version 3.10: Gradescope's Python 3.10, and students' Linux, macOS and
+Windows), and write locks/student.txt and locks/grader.txt. Needs uv and the network; `make lock` runs it."""
+LOCK_EXAMPLES = """examples:
+  make lock                 # installs uv into .venv, then runs attn-ref lock
+  attn-ref lock             # the same, where uv is installed
+  git diff locks/           # what changed; rebuild (make release) and check before you commit
 """
 
 CHECK_DESCRIPTION = """attn-ref check: a release proves itself before anyone uploads it.
@@ -174,8 +200,12 @@ def add_verbs(verb) -> None:
     check.add_argument("--course", help="the course folder (default: course/ of this checkout)")
     check.set_defaults(run=_check)
 
-    reqs = verb("requirements", "print the pinned requirements of the students' or the grader's environment",
+    reqs = verb("requirements", "print the lock of the students' or the grader's environment",
                 REQUIREMENTS_HELP, REQUIREMENTS_EXAMPLES)
     reqs.add_argument("environment", choices=["student", "grader"], help="whose environment")
+    reqs.add_argument("--ranges", action="store_true", help="the ranges of pyproject.toml, not the lock")
     reqs.set_defaults(run=_requirements)
+
+    lock = verb("lock", "resolve the environments into exact pins for every platform (locks/*.txt)", LOCK_HELP, LOCK_EXAMPLES)
+    lock.set_defaults(run=_lock)
 

@@ -97,7 +97,7 @@ def _task_cells(t: Task) -> list:
 
 def master(assignment: Assignment, pdf: bool = False) -> nbformat.NotebookNode:
     """The Otter Assign master notebook of an assignment."""
-    cells = [_config(assignment.name, pdf), new_markdown_cell(assignment.intro)]
+    cells = [_config(assignment.name, pdf), new_markdown_cell(f"{assignment.intro.rstrip()}\n\n{_template('getting_started.md', assignment.name)}")]
     if assignment.setup:
         cells.append(new_code_cell(assignment.setup))
     for unit in assignment.units:
@@ -107,6 +107,22 @@ def master(assignment: Assignment, pdf: bool = False) -> nbformat.NotebookNode:
     for source, timing in assignment.exploration:
         cells.append(new_code_cell(source, metadata={"tags": [EXPLORATION_TAG] + ([TIMING_TAG] if timing else [])}))
     return normalize(new_notebook(cells=cells, metadata={"kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"}}))
+
+
+def _template(file: str, notebook: str, otter_version: str = "") -> str:
+    """A file of attn_ref/release/cells/ with the notebook's name (and otter's version) written in."""
+    text = resources.files("attn_ref.release.cells").joinpath(file).read_text()
+    return text.replace("NOTEBOOK", notebook).replace("OTTER_VERSION", otter_version).rstrip()
+
+
+def with_init_cell(nb: nbformat.NotebookNode, assignment: Assignment, otter_version: str) -> nbformat.NotebookNode:
+    """otter's first cell (`import otter`) replaced by cells/init_otter.py: it installs the pinned otter-grader
+    where the environment lacks it, and says on Colab what does not work there."""
+    found = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("# Initialize Otter")]
+    if len(found) != 1 or "otter.Notebook(" not in found[0].source:
+        raise ValueError("otter assign's first cell changed: not one '# Initialize Otter' cell calling otter.Notebook")
+    found[0].source = _template("init_otter.py", assignment.name, otter_version)
+    return nb
 
 
 def normalize(nb: nbformat.NotebookNode, prefix: str = "cell") -> nbformat.NotebookNode:

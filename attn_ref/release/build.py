@@ -33,6 +33,7 @@ from .notebooks import (
     with_outro,
     without_blank_cells,
 )
+from .otter_zip import otter_zip
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # attn_ref/
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed timestamps: the same sources give the same zip
@@ -109,6 +110,7 @@ class Built:
     seconds_solution: float
     seconds_total: float
     warnings: tuple[str, ...] = ()
+    otter_zip: Path | None = None  # autograder/<name>-otter-autograder.zip, with --otter-zip
 
 
 def _lock(environment: str) -> str:
@@ -202,7 +204,7 @@ def _write_export_module(assignment: Assignment, out: Path) -> None:
             (out / folder / assignment.name / f"{EXPORT_MODULE}.py").write_text(source)
 
 
-def build_one(assignment: Assignment, out: Path, runner: str = "cpu", pdf: bool = False) -> Built:
+def build_one(assignment: Assignment, out: Path, runner: str = "cpu", pdf: bool = False, with_otter_zip: bool = False) -> Built:
     """One assignment's three outputs under ``out``: the student notebook, the executed solution, the zip."""
     name = assignment.name
     start = time.perf_counter()
@@ -236,8 +238,14 @@ def build_one(assignment: Assignment, out: Path, runner: str = "cpu", pdf: bool 
         _write_export_module(assignment, out)
         # otter's own dist/ (its autograder notebook holds every test) dies with tmp
     zip_path = autograder_zip(assignment, runner, out / "autograder")
+    otter = None
+    if with_otter_zip:
+        try:
+            otter = otter_zip(assignment, zip_path, out / "autograder", ZIP_DATE)
+        except RuntimeError as err:
+            raise BuildError(str(err)) from None
     return Built(name, student_path, solution_path, zip_path, seconds_assign, seconds_solution, time.perf_counter() - start,
-                 tuple(_solution_warnings(assignment, solution)))
+                 tuple(_solution_warnings(assignment, solution)), otter)
 
 
 def _solution_warnings(assignment: Assignment, nb: nbformat.NotebookNode) -> list[str]:
@@ -258,10 +266,11 @@ def _move_into_place(staged: Path, out: Path, built: Built) -> Built:
     moves = [(staged / "assignments" / built.name, out / "assignments" / built.name),
              (staged / "solutions" / built.name, out / "solutions" / built.name),
              (built.autograder, out / "autograder" / built.autograder.name)]
-    versions = f"autograder/{built.name}-versions.txt"  # written by attn-ref check; absent with --no-check
-    (out / versions).unlink(missing_ok=True)
-    if (staged / versions).exists():
-        moves.append((staged / versions, out / versions))
+    # written by attn-ref check (absent with --no-check) and by --otter-zip: an old one would describe another build
+    for extra in (f"autograder/{built.name}-versions.txt", f"autograder/{built.name}-otter-autograder.zip"):
+        (out / extra).unlink(missing_ok=True)
+        if (staged / extra).exists():
+            moves.append((staged / extra, out / extra))
     for source, target in moves:
         target.parent.mkdir(parents=True, exist_ok=True)
         if target.is_dir():
@@ -274,11 +283,12 @@ def _move_into_place(staged: Path, out: Path, built: Built) -> Built:
             source.replace(target)
     return replace(built, student=out / "assignments" / built.name / built.student.name,
                    solution=out / "solutions" / built.name / built.solution.name,
-                   autograder=out / "autograder" / built.autograder.name)
+                   autograder=out / "autograder" / built.autograder.name,
+                   otter_zip=built.otter_zip and out / "autograder" / built.otter_zip.name)
 
 
 def build(out: Path, course: Path, only: str | None = None, runner: str = "cpu", pdf: bool = False,
-          verify: Callable[[Path, list[Built]], None] | None = None) -> list[Built]:
+          verify: Callable[[Path, list[Built]], None] | None = None, with_otter_zip: bool = False) -> list[Built]:
     """Build every assignment of the course (or ``only`` one) in a staging folder, ``verify`` it there
     (attn-ref check), and only then move the outputs into ``out``: a failed build changes nothing."""
     out = Path(out)
@@ -286,7 +296,7 @@ def build(out: Path, course: Path, only: str | None = None, runner: str = "cpu",
     out.mkdir(parents=True, exist_ok=True)
     staged = Path(tempfile.mkdtemp(prefix=".attn-ref-build-", dir=out))
     try:
-        built = [build_one(a, staged, runner, pdf) for a in assignments]
+        built = [build_one(a, staged, runner, pdf, with_otter_zip) for a in assignments]
         if verify is not None:
             verify(staged, built)
         return [_move_into_place(staged, out, b) for b in built]

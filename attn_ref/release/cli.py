@@ -73,7 +73,7 @@ def _build(args) -> int:
         load_course(_course(args), args.only)  # a bad course or --only: say so before any work
         with console.status("building (otter assign, executing solutions, checking)..."):
             built = build(out, _course(args), only=args.only, runner=args.runner, pdf=args.pdf,
-                          verify=None if args.no_check else verify)
+                          verify=None if args.no_check else verify, with_otter_zip=args.otter_zip)
     except CourseError as err:
         print(f"attn-ref build: {err}", file=sys.stderr)
         return 2
@@ -89,7 +89,7 @@ def _build(args) -> int:
         table.add_row(b.name, f"{b.seconds_otter_assign:.1f}", f"{b.seconds_solution:.1f}", f"{b.seconds_total:.1f}")
     console.print(table)
     for b in built:
-        for path in (b.student, b.solution, b.autograder):
+        for path in (b.student, b.solution, b.autograder, *([b.otter_zip] if b.otter_zip else [])):
             console.print(f"  {path.relative_to(out)}")
         for warning in b.warnings:
             console.print(f"[yellow]warning ({b.name}):[/yellow] {warning}")
@@ -141,6 +141,7 @@ BUILD_EXAMPLES = """examples:
   attn-ref build                              # into this checkout, as `make release` does
   attn-ref build --out /tmp/release --only lab
   attn-ref build --runner gpu --pdf           # <name>-autograder-gpu.zip; the export also makes otter's PDF
+  attn-ref build --otter-zip                  # also otter's own zip, for otter run / otter grade
 """
 
 CHECK_EXAMPLES = """examples:
@@ -189,6 +190,8 @@ def add_verbs(verb) -> None:
     build.add_argument("--only", help="build one assignment of the registry")
     build.add_argument("--runner", choices=["cpu", "gpu"], default="cpu", help="Gradescope runner the zip targets (default: cpu)")
     build.add_argument("--pdf", action="store_true", help="export a PDF with submissions (needs LaTeX on students' machines)")
+    build.add_argument("--otter-zip", action="store_true",
+                       help="also write autograder/<name>-otter-autograder.zip, otter's own (fixed inputs, no sandbox: README)")
     build.add_argument("--no-check", action="store_true", help="skip `attn-ref check` (not for a release)")
     build.add_argument("--verbose", action="store_true", help="with an error, also its traceback")
     build.set_defaults(run=_build)

@@ -26,7 +26,21 @@ from attn_ref.grade import grade  # noqa: E402
 from attn_ref.release.checks import checks, stamp  # noqa: E402
 from attn_ref.release.notebooks import master, solution_from_autograder_notebook  # noqa: E402
 
-os.environ.setdefault("ATTN_REF_KERNEL_PYTHON", sys.executable)  # the machine's own torch; attn_ref is not installed there
+
+def device_mutants() -> list[tuple[str, str, nbformat.NotebookNode]]:
+    """(task, mutant label, notebook) for each lab mutant that builds a tensor on the CPU ("device" in its
+    "# must fail:" line): on a CUDA machine each must fail its task's CUDA probe too."""
+    found = []
+    for task in (t for t in assignment("lab").tasks if t.cuda):  # the tasks with CUDA probes (c3, c5, c6)
+        for mutant in task.mutants:
+            if "device" not in mutant.must_fail:
+                continue
+            nb = solution_notebook()
+            for cell in nb.cells:
+                if cell.cell_type == "code" and f"def {task.function}(" in cell.source:
+                    cell.source = mutant.source
+            found.append((task.name, mutant.label, nb))
+    return found
 
 
 def solution_notebook() -> nbformat.NotebookNode:
@@ -46,6 +60,12 @@ def buggy_notebook() -> nbformat.NotebookNode:
 
 
 def main() -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--kernel-python", default=sys.executable,
+                        help="the interpreter graded kernels run (default: this one; it needs torch and ipykernel)")
+    os.environ["ATTN_REF_KERNEL_PYTHON"] = parser.parse_args().kernel_python
     import torch
 
     cuda = torch.cuda.is_available()
@@ -77,6 +97,14 @@ def main() -> int:
                 print("  no CUDA probe ran although CUDA is available")
                 failures += 1
             print()
+        for task, label, nb in device_mutants():
+            path = tmp / "mutant.ipynb"
+            nbformat.write(nb, str(path))
+            results = grade(path, tmp / "checks", out_dir=tmp)
+            rows = [r for r in results["extra_data"].get("probes", []) if r["task"] == task and r["device"] == "cuda"]
+            caught = all(not r["passed"] for r in rows)
+            print(f"mutant {task} ({label}): {'fails' if caught else 'PASSES'} its {len(rows)} CUDA probe(s)")
+            failures += int(cuda and (not rows or not caught))
     print("gpu-check:", "OK" if not failures else f"{failures} problem(s)")
     return int(failures > 0)
 

@@ -25,6 +25,16 @@ def release(tmp_path_factory):
     return out, built
 
 
+def signed_in(nb: nbformat.NotebookNode, identity: str) -> nbformat.NotebookNode:
+    """A copy of a practice notebook whose identity cell says ``identity`` (its Gradescope email or SID): run by
+    the grader, its numbers cells give that student's numbers, and the solution's answers follow them."""
+    nb = copy.deepcopy(nb)
+    cells = [c for c in nb.cells if c.cell_type == "code" and 'GRADESCOPE_ID = ""' in c.source]
+    assert len(cells) == 1, "no identity cell"
+    cells[0].source = cells[0].source.replace('GRADESCOPE_ID = ""', f"GRADESCOPE_ID = {identity!r}")
+    return nb
+
+
 def edit_notebook(path: Path, replace: dict[str, str]) -> nbformat.NotebookNode:
     """A copy of the notebook where each code cell containing a key gets that key's new source."""
     nb = copy.deepcopy(nbformat.read(str(path), as_version=4))

@@ -19,6 +19,7 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
+from conftest import signed_in
 
 from attn_ref.grade.classroom.batch import grade_batch
 
@@ -64,9 +65,10 @@ def export(release, tmp_path_factory):
     folder.mkdir()
     solution, blank = _practice(release, "solution"), _practice(release, "blank")
     notebooks = {
-        "submission_1": _answer(solution, "q1", "Parallel matmuls beat sequential steps.\n<script>alert(1)</script>"),
+        "submission_1": signed_in(_answer(solution, "q1", "Parallel matmuls beat sequential steps.\n<script>alert(1)</script>"),
+                                  GROUP[0][":email"]),
         "submission_2": _answer(_answer(blank, "q2", "Memory, quadratic in T.", "code"), "q3", "h_t held it all.", "prompt"),
-        "submission_3": _answer(solution, "q1", "Parallel matmuls beat sequential steps."),
+        "submission_3": signed_in(_answer(solution, "q1", "Parallel matmuls beat sequential steps."), "a3@uni.edu"),
         "submission_4": blank,
     }
     for key, nb in notebooks.items():
@@ -237,6 +239,7 @@ def hostile(release, tmp_path_factory):
     base = tmp_path_factory.mktemp("hostile")
     solution, blank = _practice(release, "solution"), _practice(release, "blank")
     (base / "folder").mkdir()
+    solution = signed_in(solution, HOSTILE[":email"])  # the same numbers in the folder (unverified) and the export
     nbformat.write(solution, str(base / "folder" / LINK_FILE))
     export = base / "export"
     for key, nb in {"submission_1": solution, "submission_2": _answer(blank, "q1", FORMULA_ANSWER)}.items():
@@ -428,7 +431,8 @@ def test_ctrl_c_stops_writes_the_partial_gradebook_with_no_made_up_grade_and_exi
     metadata = {}
     for i in range(6):
         (folder / f"submission_{i}").mkdir(parents=True)
-        shutil.copy(out / "solutions/practice/practice.ipynb", folder / f"submission_{i}" / "practice.ipynb")
+        solution = nbformat.read(str(out / "solutions/practice/practice.ipynb"), as_version=4)
+        nbformat.write(signed_in(solution, f"s{i}@uni.edu"), str(folder / f"submission_{i}" / "practice.ipynb"))
         metadata[f"submission_{i}"] = {":submitters": [{":name": f"Student {i}", ":sid": f"S{i}", ":email": f"s{i}@uni.edu"}]}
     (folder / "submission_metadata.yml").write_text(yaml.safe_dump(metadata))
     column = f"{PRACTICE_TITLE} (55501)"

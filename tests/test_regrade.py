@@ -17,7 +17,7 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
-from conftest import edit_notebook
+from conftest import edit_notebook, signed_in
 from test_grading import WRONG_PRACTICE
 
 from attn_ref.grade.classroom.batch import grade_batch
@@ -196,9 +196,10 @@ def test_gradescope_export_with_names(release, tmp_path):
         "submission_1003": {":submitters": [{":name": "Missing Folder", ":sid": "A004", ":email": "m@example.edu"}]},
     }
     (export / "submission_metadata.yml").write_text(yaml.safe_dump(metadata))
-    for folder, source in (("submission_1001", "solutions"), ("submission_1002", "assignments")):
-        (export / folder).mkdir()
-        shutil.copy(out / source / "practice/practice.ipynb", export / folder / "practice.ipynb")
+    (export / "submission_1001").mkdir()
+    nbformat.write(signed_in(_nb(release, "solution"), "ada@example.edu"), str(export / "submission_1001" / "practice.ipynb"))
+    (export / "submission_1002").mkdir()
+    shutil.copy(out / "assignments/practice/practice.ipynb", export / "submission_1002" / "practice.ipynb")
     zip_path = out / "autograder" / "practice-autograder.zip"
     grade_batch(export, zip_path, tmp_path / "graded", jobs=2, progress=False, **LIMITS)
     rows = {r["name"]: r for r in read_csv(tmp_path / "graded" / "grades.csv")}

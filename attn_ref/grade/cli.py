@@ -24,6 +24,7 @@ from .errors import GraderError
 from .isolation.cleanup import die_with_parent, make_undumpable
 from .isolation.sandbox import SandboxPlan, resolve
 from .results import FILE_HASH, Outcome, outcome, recorded_hash, results_name, write_results
+from .scoring.identity import gradescope_submitters
 from .settings import Limits
 
 DEFAULT_OUT = "graded"
@@ -35,6 +36,8 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", help=f"write OUT/results/<submission>.json and, for a class, the gradebook (default: {DEFAULT_OUT}/)")
     parser.add_argument("--results", help="write one submission's results to exactly this file (Gradescope's mode: "
                         "a missing or unreadable submission still gets a score-0 results file, exit 0)")
+    parser.add_argument("--submitters", help="Gradescope's submission_metadata.json for one submission: its submitters "
+                        "decide whose variant of a question with parameters is graded (run_autograder passes it)")
     parser.add_argument("--timeout", "--budget", type=float, default=settings.BUDGET,
                         help=f"seconds for one whole submission (default: {settings.BUDGET:g})")
     parser.add_argument("--jobs", type=int, default=None, help="submissions graded at once (default: every core)")
@@ -122,6 +125,7 @@ class GradeRequest:
     jobs: int | None  # a batch's parallel gradings (None: one per core)
     force: bool  # a batch grades again what it has graded
     cluster: str | None  # a batch's Dask scheduler (or local:N)
+    submitters: tuple | None = None  # one submission's, from --submitters (None: no list)
 
 
 def run_grade(args) -> int:
@@ -158,7 +162,19 @@ def validate(args) -> GradeRequest:
     limits = Limits.of(budget=args.timeout, cell_timeout=args.cell_timeout, call_timeout=args.call_timeout)
     return GradeRequest(submission, args.autograder, Path(args.out or DEFAULT_OUT), args.results, plan, limits,
                         _canvas(args), args.results is None and is_batch(submission), args.jobs, args.force,
-                        args.cluster)
+                        args.cluster, _submitters(args.submitters))
+
+
+def _submitters(path: str | None) -> tuple | None:
+    """--submitters: Gradescope's submission_metadata.json, read field by field (a file that is not there or not
+    JSON means no list: the notebook's identity is then graded unverified, and the results say so)."""
+    if path is None:
+        return None
+    try:
+        return gradescope_submitters(json.loads(Path(path).read_text()))
+    except (OSError, ValueError):
+        print(f"attn-ref grade: --submitters {path}: not a readable submission_metadata.json; grading without it", file=sys.stderr)
+        return None
 
 
 def _check_submission(submission: Path) -> None:
@@ -220,10 +236,12 @@ def _grade_one(request: GradeRequest) -> int:
         autograder = request.autograder
     try:
         if request.results is not None:
-            results = grade(submission, autograder, results_path=request.results, plan=plan, limits=request.limits)
+            results = grade(submission, autograder, results_path=request.results, plan=plan, limits=request.limits,
+                            submitters=request.submitters)
         else:
             path, file_digest = _single_results_path(request.out, submission)
-            results = grade(submission, autograder, results_path=path, plan=plan, write=False, limits=request.limits)
+            results = grade(submission, autograder, results_path=path, plan=plan, write=False, limits=request.limits,
+                            submitters=request.submitters)
             results["extra_data"][FILE_HASH] = file_digest
             write_results(path, results)
             print(f"results: {path}")

@@ -58,7 +58,8 @@ def _static_analysis(code: list[str], units: tuple[Unit, ...]) -> static.Analysi
 
 
 @contextlib.contextmanager
-def running(nb, filename: str, autograder: Autograder, jail: Jail, limits: Limits, deadline: float):
+def running(nb, filename: str, autograder: Autograder, jail: Jail, limits: Limits, deadline: float,
+            submitters: tuple | None = None):
     """The notebook run once in its kernel, with its static analysis: a GradingContext for the unit graders."""
     code = [c.source for c in nb.cells if c.cell_type == "code"]
     if sum(len(c) for c in code) > MAX_CODE:
@@ -73,7 +74,8 @@ def running(nb, filename: str, autograder: Autograder, jail: Jail, limits: Limit
             env = session.environment(limits.call)
         except BudgetExhausted:
             env = {}
-        ctx = GradingContext(autograder, session, limits, analysis, seed_for(code, autograder.checks.seed_key), env)
+        ctx = GradingContext(autograder, session, limits, analysis, seed_for(code, autograder.checks.seed_key), env,
+                             submitters=submitters)
         try:
             yield ctx
         finally:
@@ -86,7 +88,8 @@ def grade_units(ctx: GradingContext) -> UnitResults:
     """Every unit by its kind's grader; the entries in the assignment's order."""
     parts = [grader(ctx) for kind, grader in GRADERS if any(isinstance(u, kind) for u in ctx.checks.units)]
     order = {u.name: i for i, u in enumerate(ctx.checks.units)}
-    tests = sorted((t for part in parts for t in part.tests), key=lambda t: order[unit_name(t)])
+    # an entry of no unit (whose numbers a variant was graded with) comes first
+    tests = sorted((t for part in parts for t in part.tests), key=lambda t: order.get(unit_name(t), -1))
     extra = {key: value for part in parts for key, value in part.extra.items()}
     return UnitResults(tests, extra, any(part.timed_out for part in parts))
 
@@ -119,7 +122,7 @@ def _results(ctx: GradingContext, graded: UnitResults, jail: Jail) -> dict:
     }
 
 
-def grade_in_jail(submission_path, autograder: Autograder, jail: Jail, limits: Limits) -> dict:
+def grade_in_jail(submission_path, autograder: Autograder, jail: Jail, limits: Limits, submitters: tuple | None = None) -> dict:
     """Job.run: everything about one submission, in the grading process; always returns results."""
     start = time.monotonic()
     caught: list = []
@@ -128,7 +131,7 @@ def grade_in_jail(submission_path, autograder: Autograder, jail: Jail, limits: L
             warnings.simplefilter("always")
             nb, filename = submission.load(submission_path)
             submission.check_assignment(nb, autograder.name)
-            with running(nb, filename, autograder, jail, limits, start + limits.budget) as ctx:
+            with running(nb, filename, autograder, jail, limits, start + limits.budget, submitters) as ctx:
                 results = _results(ctx, grade_units(ctx), jail)
             results["tests"] += written_entries(autograder.checks, written_answers(nb, written_questions(autograder.checks)))
     except submission.SubmissionError as err:  # the notebook itself (corrupt, another assignment): its 0 stands
@@ -144,17 +147,19 @@ def grade_in_jail(submission_path, autograder: Autograder, jail: Jail, limits: L
     return results
 
 
-def make_job(key: str, submission_path, autograder: Autograder, plan: SandboxPlan, limits: Limits) -> Job:
-    """A supervisor's job for one submission: graded in its own process, failed results if it cannot be."""
+def make_job(key: str, submission_path, autograder: Autograder, plan: SandboxPlan, limits: Limits,
+             submitters: tuple | None = None) -> Job:
+    """A supervisor's job for one submission: graded in its own process, failed results if it cannot be.
+    ``submitters``: the platform's list of the submission's students (None: none known)."""
     checks = autograder.checks
 
     def failed(reason: str, status: str | None, fault: Outcome) -> dict:
         return record(failed_results(checks, reason, fault, status), checks, plan)
 
     def run(jail: Jail) -> dict:
-        return record(grade_in_jail(submission_path, autograder, jail, limits), checks, plan)
+        return record(grade_in_jail(submission_path, autograder, jail, limits, submitters), checks, plan)
 
-    return Job(key, run, failed, limits.budget, Path(submission_path), limits)
+    return Job(key, run, failed, limits.budget, Path(submission_path), limits, submitters)
 
 
 def prepare(autograder, plan: SandboxPlan | None) -> tuple[Autograder, SandboxPlan]:
@@ -166,17 +171,19 @@ def prepare(autograder, plan: SandboxPlan | None) -> tuple[Autograder, SandboxPl
 
 
 def grade(submission_path, autograder, out_dir=None, results_path=None, *, limits: Limits | None = None,
-          plan: SandboxPlan | None = None, write: bool = True, **timeouts: float) -> dict:
+          plan: SandboxPlan | None = None, write: bool = True, submitters: list | None = None, **timeouts: float) -> dict:
     """Grade one submission; write results to ``results_path`` or ``out_dir/results/<name>.json``.
 
     Always writes results, also when the submission is unreadable, the kernel cannot start, the grading
     hangs or the budget runs out; only an unusable autograder (AutograderError) or student environment
     (SandboxError) raises, before anything runs. ``timeouts``: budget, cell_timeout, call_timeout,
-    notebook_timeout (seconds), or a whole ``limits``.
+    notebook_timeout (seconds), or a whole ``limits``. ``submitters``: the platform's [{"email", "sid"}] of the
+    submission, which decide whose variant of a question with parameters is graded (None: none known).
     """
     autograder, plan = prepare(autograder, plan)
     limits = limits or Limits.of(**timeouts)
-    job = make_job("submission", submission_path, autograder, plan, limits)
+    job = make_job("submission", submission_path, autograder, plan, limits,
+                   None if submitters is None else tuple(submitters))
     [done] = Supervisor(plan, margin=limits.margin).finished([job])
     results = done.results
     if write:

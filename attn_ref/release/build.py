@@ -75,8 +75,10 @@ PYTHON="${AUTOGRADER_PYTHON:-$PREFIX/grader/bin/python}"
 RESULTS="$ROOT/results/results.json"
 rm -f "$RESULTS"
 chmod 700 "$ROOT/submission" 2>/dev/null || true
+SUBMITTERS=()  # Gradescope's list of this submission's students: whose variant of a question is graded
+[ -f "$ROOT/submission_metadata.json" ] && SUBMITTERS=(--submitters "$ROOT/submission_metadata.json")
 PYTHONPATH="$ROOT/source" "$PYTHON" -m attn_ref grade "$ROOT/submission" \\
-    --autograder "$ROOT/source" --results "$RESULTS"
+    --autograder "$ROOT/source" --results "$RESULTS" "${SUBMITTERS[@]}"
 status=$?
 if [ ! -s "$RESULTS" ]; then  # the grader itself failed to start: say so, score 0
     mkdir -p "$ROOT/results"

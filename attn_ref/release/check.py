@@ -32,7 +32,9 @@ from pathlib import Path
 import nbformat
 
 from ..grade.scoring.checks import read_checks
+from ..grade.scoring.identity import IDENTITY_VARIABLE
 from ..grade.stubs import KINDS as STUB_KINDS
+from ..variants import parameters_for
 from .course import load_assignment, load_registry
 from .locks import LockError
 from .units import Question, Task
@@ -66,9 +68,13 @@ class _BundledGrader:
         return subprocess.run([sys.executable, "-m", "attn_ref", *args], env=self.env, cwd=self.work,
                               capture_output=True, text=True, timeout=TIMEOUT)
 
-    def grade(self, notebook: Path, label: str) -> dict:
+    def grade(self, notebook: Path, label: str, submitters: list[dict] | None = None) -> dict:
         results = self.work / f"{label}.json"
-        done = self.run("grade", str(notebook), "--autograder", str(self.zip), "--results", str(results))
+        extra = []
+        if submitters is not None:  # as Gradescope lists them in submission_metadata.json
+            (self.work / f"{label}-metadata.json").write_text(json.dumps({"users": submitters}))
+            extra = ["--submitters", str(self.work / f"{label}-metadata.json")]
+        done = self.run("grade", str(notebook), "--autograder", str(self.zip), "--results", str(results), *extra)
         if done.returncode != 0 or not results.exists():
             raise RuntimeError(f"the bundled grader failed on {notebook.name}: {done.stderr[-800:]}")
         return json.loads(results.read_text())
@@ -185,6 +191,8 @@ def check_zip(zip_path: Path, release: Path, course: Path) -> list[Row]:
         if assignment.questions:
             wrong = _key_disagreements(first, assignment)
             rows.append(Row(name, "the solution agrees with every answer key", not wrong, "; ".join(wrong)))
+        if any(q.parameters for q in assignment.questions):
+            rows.append(_variants_row(name, assignment, grader, solution, work))
         blank_results = grader.grade(blank, "blank")
         rows.append(Row(name, "the blank notebook scores 0", blank_results["score"] == 0, "" if blank_results["score"] == 0 else _short(blank_results)))
         again = grader.grade(solution, "again")
@@ -213,6 +221,59 @@ def _versions_row(name: str, results: dict, release: Path) -> Row:
     except (RuntimeError, LockError) as err:
         return Row(name, check, False, str(err))
     return Row(name, check, not problems, "; ".join(problems) + (": run `make student-env`" if problems else ""))
+
+
+VARIANTS_CHECK = "variants: each identity's numbers score full, another's lose points; keys in range and distinct"
+SAMPLE_IDENTITIES = ("ana.lima@example.edu", "4021337")  # an email and an SID
+
+
+def _variant_problems(assignment) -> list[str]:
+    """Every variant's answers within the question's declared ranges, and different parameters giving
+    different answers (else the variant gives nothing away but nothing of one's own either)."""
+    found = []
+    for q in (q for q in assignment.questions if q.parameters):
+        seen: dict = {}
+        for values in q.variants():
+            answers = q.answers_for(values)
+            for a in answers:
+                if (a.low is not None and a.expected < a.low) or (a.high is not None and a.expected > a.high):
+                    found.append(f"{q.name}, {values}: {a.name} = {a.expected!r} is outside its range [{a.low}, {a.high}]")
+            key = tuple(repr(a.expected) for a in answers)
+            if key in seen:
+                found.append(f"{q.name}: {seen[key]} and {values} give the same answers")
+            seen[key] = values
+    return found
+
+
+def _with_identity(solution: Path, identity: str, out: Path) -> Path:
+    nb = nbformat.read(str(solution), as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code" and re.search(rf"^{IDENTITY_VARIABLE} = ", cell.source, flags=re.M):
+            cell.source = re.sub(rf'^{IDENTITY_VARIABLE} = .*$', f"{IDENTITY_VARIABLE} = {identity!r}", cell.source, count=1, flags=re.M)
+    nbformat.write(nb, str(out))
+    return out
+
+
+def _variants_row(name: str, assignment, grader: _BundledGrader, solution: Path, work: Path) -> Row:
+    """The solution run as sample students: with its own identity and submitters it scores full; submitted
+    by another student (whose numbers differ), it loses points."""
+    problems = _variant_problems(assignment)
+    key = assignment.layout.variant_key
+    varied = [q for q in assignment.questions if q.parameters]
+    for i, identity in enumerate(SAMPLE_IDENTITIES):
+        other = SAMPLE_IDENTITIES[(i + 1) % len(SAMPLE_IDENTITIES)]
+        notebook = _with_identity(solution, identity, work / f"as-{i}.ipynb")
+        own = grader.grade(notebook, f"variant-{i}", [{"email": identity, "sid": identity, "name": "sample"}])
+        if _scores(own) != {k: (m, m) for k, (_, m) in _scores(own).items()}:
+            problems.append(f"the solution as {identity} does not score full: {_short(own)}")
+        differs = any(parameters_for(key, identity, q.name, [(p.name, list(p.values)) for p in q.parameters], q.defaults)
+                      != parameters_for(key, other, q.name, [(p.name, list(p.values)) for p in q.parameters], q.defaults)
+                      for q in varied)
+        if differs:
+            theirs = grader.grade(notebook, f"variant-{i}-other", [{"email": other, "sid": other, "name": "sample"}])
+            if theirs["score"] >= own["score"]:
+                problems.append(f"{identity}'s answers submitted by {other} lose no points")
+    return Row(name, VARIANTS_CHECK, not problems, "; ".join(problems[:5]))
 
 
 def _mutant_row(name: str, assignment, grader: _BundledGrader, solution: Path, work: Path) -> Row:

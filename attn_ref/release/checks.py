@@ -26,10 +26,14 @@ def _starter(t: Task) -> str:
 
 
 def _question(q: Question) -> dict:
-    return {"kind": "question", "name": q.name, "title": q.title, "starter": "\n".join(f"{a.name} = ..." for a in q.answers),
+    unit = {"kind": "question", "name": q.name, "title": q.title, "starter": "\n".join(f"{a.name} = ..." for a in q.answers),
             "answers": [{"name": a.name, "kind": a.kind, "points": a.points, "expected": _expected(a), "letters": a.letters,
                          **({"mistakes": [[wrong, says] for wrong, says in a.mistakes]} if a.mistakes else {})}
                         for a in q.answers]}
+    if q.parameters:  # every variant's key, computed here with the reference: the grader runs no instructor code
+        unit["variants"] = {"parameters": [[p.name, list(p.values)] for p in q.parameters], "defaults": q.defaults,
+                            "expected": [[_expected(a) for a in q.answers_for(values)] for values in q.variants()]}
+    return unit
 
 
 def _optional_parameters(starter: str, function: str) -> set[str]:
@@ -81,7 +85,15 @@ def checks(assignment: Assignment, runner: str = "cpu") -> dict:
         "written": written,
         "references": {module: (f"references/{file.name}" if file else None) for module, file in assignment.references},
         "helpers": "\n\n".join([assignment.setup, *(t.starter for t in assignment.tasks)]),
+        **({"variant_key": _variant_key(assignment)} if any(q.parameters for q in assignment.questions) else {}),
     }
+
+
+def _variant_key(assignment: Assignment) -> str:
+    if not assignment.layout.variant_key:
+        raise ValueError(f"{assignment.name}: questions with parameters need variant_key in assignment.py (one per "
+                         "course and term: it decides which student gets which numbers)")
+    return assignment.layout.variant_key
 
 
 def digest(*parts: bytes) -> str:

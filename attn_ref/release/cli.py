@@ -27,13 +27,22 @@ def _answers(args) -> int:
     except CourseError as err:
         print(f"attn-ref answers: {err}", file=sys.stderr)
         return 2
+    from ..variants import parameters_for
+
     for assignment in assignments:
-        table = Table(title=f"{assignment.name}: answer key (computed in {assignment.folder.name}/<question>/question.py)")
+        whose = f"{args.variant}'s variant" if args.variant else "the default variant (the note's numbers)"
+        table = Table(title=f"{assignment.name}: answer key, {whose} (computed in {assignment.folder.name}/<question>/question.py)")
         table.add_column("variable")
         table.add_column("value", justify="right")
-        for answer in (a for q in assignment.questions for a in q.answers):
-            value = answer.expected
-            table.add_row(answer.name, f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else repr(value))
+        table.add_column("numbers")
+        for q in assignment.questions:
+            values = parameters_for(assignment.layout.variant_key, args.variant or "", q.name,
+                                    [(p.name, list(p.values)) for p in q.parameters], q.defaults)
+            numbers = ", ".join(f"{k} = {v}" for k, v in values.items())
+            for answer in (q.answers_for(values) if q.parameters else q.answers):
+                value = answer.expected
+                table.add_row(answer.name, f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else repr(value),
+                              numbers)
         Console().print(table)
     return 0
 
@@ -132,6 +141,7 @@ value its question.py computes with attn_ref (the numbers the hidden checks comp
 ANSWERS_EXAMPLES = """examples:
   attn-ref answers                      # every assignment of course/ with questions
   attn-ref answers --only practice      # one assignment
+  attn-ref answers --variant ana@uni.edu   # one student's numbers and key
   attn-ref answers --course tests/fixtures/stats_course
 """
 
@@ -181,6 +191,8 @@ def add_verbs(verb) -> None:
     answers = verb("answers", "print the answer keys of the course's questions assignments", ANSWERS_HELP, ANSWERS_EXAMPLES)
     answers.add_argument("--course", help="the course folder (default: course/ of this checkout)")
     answers.add_argument("--only", help="one assignment (default: every questions assignment)")
+    answers.add_argument("--variant", metavar="EMAIL", help="one student's key: their Gradescope email or SID "
+                         "(questions with parameters give each student their own numbers)")
     answers.set_defaults(run=_answers)
 
     build = verb("build", "build student notebooks, solutions and autograder zips, then check them", BUILD_HELP,

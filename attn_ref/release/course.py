@@ -68,6 +68,9 @@ class Layout:
     exploration: tuple[str, ...] = ()  # .py files: cells after the units, skipped while grading
     timing: tuple[str, ...] = ()  # those of the exploration cells whose outputs hold measured timings
     build_checks: tuple[BuildCheck, ...] = ()
+    # which identity gets which variant of a question with parameters: set it once per course and term
+    # (not a secret; changing it gives every student new numbers)
+    variant_key: str = ""
 
 
 @dataclass(frozen=True)

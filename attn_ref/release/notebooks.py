@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 from importlib import resources
 
 import nbformat
@@ -49,8 +50,8 @@ def _config(name: str, pdf: bool) -> nbformat.NotebookNode:
     )
 
 
-def _question_block(name: str, points, prompt_md: str, solution_cells: list, checks=(), manual=False) -> list:
-    cells = [_raw("BEGIN QUESTION", name=name, points=points, manual=manual), new_markdown_cell(prompt_md)]
+def _question_block(name: str, points, prompt_md: str, solution_cells: list, checks=(), manual=False, under_prompt=()) -> list:
+    cells = [_raw("BEGIN QUESTION", name=name, points=points, manual=manual), new_markdown_cell(prompt_md), *under_prompt]
     cells += [_raw("BEGIN SOLUTION"), *solution_cells, _raw("END SOLUTION")]
     if checks:
         cells += [_raw("BEGIN TESTS"), *(new_code_cell(c.strip()) for c in checks), _raw("END TESTS")]
@@ -77,10 +78,35 @@ def _solution_cell(q: Question) -> nbformat.NotebookNode:
     return new_code_cell(source)
 
 
+_VARIANTS_MARKER = "    # attn_ref/variants.py is written in here when the notebook is built\n"
+LOCKED = {"deletable": False, "editable": False}
+
+
+def identity_cell(key: str) -> nbformat.NotebookNode:
+    """The cell where a student types their Gradescope identity, with attn_ref/variants.py written in."""
+    source = resources.files("attn_ref.release.cells").joinpath("identity.py").read_text()
+    if _VARIANTS_MARKER not in source:
+        raise ValueError("attn_ref/release/cells/identity.py lost its variants marker")
+    body = textwrap.indent(f"KEY = {key!r}\n" + module_body("attn_ref", "variants.py"), "    ")
+    return new_code_cell(source.replace(_VARIANTS_MARKER, body).replace("  # noqa: F821 - from attn_ref/variants.py", ""))
+
+
+def _numbers_cell(q: Question) -> nbformat.NotebookNode:
+    """Right under a prompt with parameters: the student's own values, defined and printed."""
+    parameters = [(p.name, list(p.values)) for p in q.parameters]
+    lines = [f"_numbers = my_numbers({q.name!r}, {parameters!r}, {q.defaults!r})",
+             *(f"{p.name} = _numbers[{p.name!r}]" for p in q.parameters),
+             f"print({q.name + ', your numbers:'!r} if GRADESCOPE_ID.strip() else "
+             f"{q.name + ': the note' + chr(39) + 's numbers (GRADESCOPE_ID is empty, so these are not yours yet):'!r}, "
+             "', '.join(f'{k} = {v}' for k, v in _numbers.items()))"]
+    return new_code_cell("\n".join(lines), metadata=dict(LOCKED))
+
+
 def _question_cells(q: Question) -> list:
     source = f"*{q.source}.*\n\n" if q.source else ""
     heading = f"## {q.name}: {q.title}\n{source}{question_prompt(q)}"
-    cells = _question_block(q.name, q.points, heading, [_solution_cell(q)], (question_test(q),))
+    numbers = [_numbers_cell(q)] if q.parameters else []
+    cells = _question_block(q.name, q.points, heading, [_solution_cell(q)], (question_test(q),), under_prompt=numbers)
     if q.written_prompt:
         cells += _question_block(f"{q.name}_written", q.written_points,
                                  f"**{q.name}, explain** (graded by hand). {q.written_prompt}",
@@ -98,6 +124,8 @@ def _task_cells(t: Task) -> list:
 def master(assignment: Assignment, pdf: bool = False) -> nbformat.NotebookNode:
     """The Otter Assign master notebook of an assignment."""
     cells = [_config(assignment.name, pdf), new_markdown_cell(f"{assignment.intro.rstrip()}\n\n{_template('getting_started.md', assignment.name)}")]
+    if any(q.parameters for q in assignment.questions):
+        cells.append(identity_cell(assignment.layout.variant_key))
     if assignment.setup:
         cells.append(new_code_cell(assignment.setup))
     for unit in assignment.units:

@@ -8,7 +8,10 @@ that runs them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from ..variants import combinations
 
 ANSWER_KINDS = ("int", "float", "bool", "choice", "int_dict")  # typerules.read's kinds
 
@@ -48,8 +51,30 @@ class Answer:
 
 
 @dataclass(frozen=True)
+class Parameter:
+    """A number a question's variants vary: the variable the notebook defines for the student, the values
+    allowed, and the note's own (the default variant: the solution notebook, a notebook with no identity)."""
+
+    name: str
+    values: tuple
+    default: object
+
+    def __post_init__(self):
+        if not self.name.isidentifier() or not self.values or self.default not in self.values:
+            raise ValueError(f"parameter {self.name!r}: a Python name, a tuple of values and a default among them")
+
+
+MAX_VARIANTS = 64  # a question's combinations: each one's answers are computed at build time
+
+
+@dataclass(frozen=True)
 class Question:
-    """A question: auto-graded variables, and optionally a written part graded by hand."""
+    """A question: auto-graded variables, and optionally a written part graded by hand.
+
+    Per-student variants: ``parameters`` and ``vary``, a function of the parameters (by name) that returns
+    the answers for those values (``answers`` is ``vary`` at the defaults). Only int and float answers may
+    vary; choices, yes/no answers and written parts are the same in every variant.
+    """
 
     name: str
     title: str
@@ -60,10 +85,38 @@ class Question:
     solution: str = ""  # from solution.py: code assigning every answer variable
     written_prompt: str = ""  # from written.md, if the question has a written part
     written_solution: str = ""  # from written_solution.md
+    parameters: tuple[Parameter, ...] = ()
+    vary: Callable[..., tuple[Answer, ...]] | None = None
+
+    def __post_init__(self):
+        if bool(self.parameters) != (self.vary is not None):
+            raise ValueError(f"{self.name}: per-student variants need both parameters and vary")
+        if self.parameters and len(self.variants()) > MAX_VARIANTS:
+            raise ValueError(f"{self.name}: {len(self.variants())} combinations of parameters; at most {MAX_VARIANTS}")
 
     @property
     def points(self) -> float:
         return sum(a.points for a in self.answers)
+
+    @property
+    def defaults(self) -> dict:
+        return {p.name: p.default for p in self.parameters}
+
+    def variants(self) -> list[dict]:
+        """Every combination of the parameters' values, in the order attn_ref/variants.py numbers them."""
+        return combinations([(p.name, list(p.values)) for p in self.parameters])
+
+    def answers_for(self, values: dict) -> tuple[Answer, ...]:
+        """The answers of one variant, checked against the default's: the same names, kinds and points, and
+        only int and float answers differing."""
+        found = self.vary(**values)
+        if [(a.name, a.kind, a.points) for a in found] != [(a.name, a.kind, a.points) for a in self.answers]:
+            raise ValueError(f"{self.name}: vary({values}) gives other answers than the default's (names, kinds, points)")
+        for a, default in zip(found, self.answers):
+            if a.kind not in ("int", "float") and a.expected != default.expected:
+                raise ValueError(f"{self.name}: {a.name} is a {a.kind} answer and changes with the parameters; only "
+                                 "int and float answers may vary")
+        return found
 
 
 @dataclass(frozen=True)

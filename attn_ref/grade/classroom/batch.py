@@ -194,7 +194,8 @@ class _BatchRun:
                 if self.locks.try_take(sub.key):
                     self.finish(pending, _failed(self.checks, self.batch.plan, sub.problem, Outcome.NOT_GRADED))
                 continue
-            queue.append(make_job(sub.key, sub.path, self.batch.autograder, self.batch.plan, self.batch.options.limits))
+            queue.append(make_job(sub.key, sub.path, self.batch.autograder, self.batch.plan, self.batch.options.limits,
+                                  tuple(sub.students) if sub.from_export else None))
         return queue
 
     def grade(self, runner: Runner, queue: list[Job]) -> None:

@@ -69,8 +69,10 @@ def connect(address: str, kernels_share_network: bool):
         raise ClusterError(f"--cluster {address}: no scheduler answered ({err})") from None
 
 
-def grade_on_worker(zip_bytes: bytes, notebook_name: str, notebook_bytes: bytes, limits: Limits) -> dict:
-    """Runs on a worker: one submission through the zip's own grader, in a process of its own."""
+def grade_on_worker(zip_bytes: bytes, notebook_name: str, notebook_bytes: bytes, limits: Limits,
+                    submitters: tuple | None = None) -> dict:
+    """Runs on a worker: one submission through the zip's own grader, in a process of its own (with its
+    submitters, where the platform listed them, in Gradescope's submission_metadata.json format)."""
     with tempfile.TemporaryDirectory(prefix="attn-ref-worker-") as tmp:
         tmp = Path(tmp)
         (tmp / "autograder.zip").write_bytes(zip_bytes)
@@ -83,6 +85,9 @@ def grade_on_worker(zip_bytes: bytes, notebook_name: str, notebook_bytes: bytes,
         cmd = [sys.executable, "-m", "attn_ref", "grade", str(submission), "--autograder", str(tmp / "autograder.zip"),
                "--results", str(tmp / "results.json"), "--require-isolation"]
         cmd += limits.to_flags()
+        if submitters is not None:
+            (tmp / "submission_metadata.json").write_text(json.dumps({"users": list(submitters)}))
+            cmd += ["--submitters", str(tmp / "submission_metadata.json")]
         budget = limits.backstop
         with subprocess.Popen(cmd, env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as grader:
             try:  # the grader keeps its own budget; this is the backstop
@@ -154,7 +159,7 @@ class ClusterRunner(Runner):
                 except SubmissionError as err:  # its notebook: the student's 0, with failed_results' default status
                     failed.append(Finished(job, JobState.FAILED, job.failed(str(err), None, Outcome.STUDENT)))
                     continue
-                future = self.client.submit(grade_on_worker, self.zip, name, data, job.limits or self.limits, pure=False,
+                future = self.client.submit(grade_on_worker, self.zip, name, data, job.limits or self.limits, job.submitters, pure=False,
                                             key=f"attn-ref-{job.key}-{os.urandom(4).hex()}")
                 pending[future] = job
         return waiting, failed

@@ -23,6 +23,7 @@ class Submission:
     students: list[dict] = field(default_factory=list)  # {"name", "sid", "email"} from Gradescope
     problem: str = ""  # a reason it cannot be graded at all, found while listing
     gradescope: dict = field(default_factory=dict)  # what the export says Gradescope scored: {"score", "tests"}
+    from_export: bool = False  # listed by a Gradescope export: ``students`` is the platform's list of its submitters
 
 
 def _safe(name: str) -> str:
@@ -100,7 +101,8 @@ def discover(path: Path, out: Path) -> list[Submission]:
             raise AutograderError(f"{path / METADATA} is not valid YAML: {err}") from None
         found = []
         for folder, entry in sorted(metadata.items()):
-            sub = Submission(_safe(str(folder)), path / str(folder), _students(entry), gradescope=_gradescope_scores(entry))
+            sub = Submission(_safe(str(folder)), path / str(folder), _students(entry), gradescope=_gradescope_scores(entry),
+                             from_export=True)
             if not sub.path.is_dir():
                 sub.problem = f"the export lists {folder} but has no such folder"
             found.append(sub)

@@ -54,6 +54,7 @@ class Job:
     # under these limits): where it came from, and its limits
     submission: Path | None = None
     limits: Limits | None = None
+    submitters: tuple | None = None  # the platform's list of the submission's students (whose variant is graded)
 
 
 class Admission(str, Enum):

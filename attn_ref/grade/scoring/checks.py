@@ -16,7 +16,11 @@ references). The builder writes it (``attn_ref/release/checks.py``). Standard li
      "helpers": SOURCE}                         # setup and solutions, which the mistakes' mutants call
 
     question UNIT = {"kind": "question", "name", "title", "starter", "answers": [{"name", "kind": "int" | "float" | "bool" | "choice" |
-                      "int_dict", "points", "expected", "letters", "mistakes": [[value, description]] (optional)}]}
+                      "int_dict", "points", "expected", "letters", "mistakes": [[value, description]] (optional)}],
+                     "variants": {"parameters": [[name, [number, ...]]], "defaults": {name: number},   # (optional)
+                                  "expected": [[EXPECTED per answer], ...]}}  # one per combination (attn_ref/variants.py)
+    with "variant_key": TEXT at the top level when a unit has variants (per course and term: which identity
+    gets which variant).
     function UNIT = {"kind": "function", "name", "title", "starter", "function", "framework": "numpy" | "torch", "reference": "module:function",
                       "outputs": [str], "forbidden": [str], "builds_on": [unit], "substitute": SOURCE,
                       "probes": [{"name", "points", "args": [[name, SPEC]], "checks": [COMPARATOR],
@@ -39,7 +43,7 @@ references). The builder writes it (``attn_ref/release/checks.py``). Standard li
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from ..errors import GraderError
@@ -57,6 +61,7 @@ class InvalidChecks(GraderError, ValueError):
 
 
 UNIT_KINDS = ("question", "function")
+MAX_VARIANTS = 64  # combinations of one question's parameters (each one's answers are computed at build time)
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 ANSWER_KINDS = ("int", "float", "bool", "choice", "int_dict")
 PROBE_DTYPES = ("float32", "float64")
@@ -125,6 +130,25 @@ def _probe(probe, where: str, generators, comparators) -> None:
                 f"{at}.{key}", f"expected a shape: sizes 0 to {MAX_SIZE}, or names of options.dims")
 
 
+def _variants(variants, answers: int, where: str) -> None:
+    _check(isinstance(variants, dict), where, "expected an object")
+    parameters = variants.get("parameters")
+    _check(isinstance(parameters, list) and bool(parameters) and all(
+        isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) and bool(_NAME.match(p[0])) and isinstance(p[1], list)
+        and bool(p[1]) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in p[1]) for p in parameters),
+        where + ".parameters", "expected [[name, [number, ...]], ...]")
+    count = 1
+    for _, values in parameters:
+        count *= len(values)
+    _check(count <= MAX_VARIANTS, where + ".parameters", f"at most {MAX_VARIANTS} combinations")
+    defaults = variants.get("defaults")
+    _check(isinstance(defaults, dict) and set(defaults) == {p[0] for p in parameters}
+           and all(defaults[name] in values for name, values in parameters), where + ".defaults", "expected one allowed value per parameter")
+    expected = variants.get("expected")
+    _check(isinstance(expected, list) and len(expected) == count and all(isinstance(e, list) and len(e) == answers for e in expected),
+           where + ".expected", f"expected {count} lists of {answers} answers")
+
+
 def _dims(options, where: str) -> dict:
     """options.dims {name: [low, high]} and options.distinct [[name, ...]], checked: sizes a probe draws."""
     if not isinstance(options, dict):
@@ -151,6 +175,8 @@ def _unit(unit, where: str, generators, comparators) -> None:
         _check(isinstance(answers, list) and bool(answers), where + ".answers", "expected a list")
         for i, answer in enumerate(answers):
             _answer(answer, f"{where}.answers[{i}]")
+        if "variants" in unit:
+            _variants(unit["variants"], len(answers), where + ".variants")
         return
     _check(isinstance(unit.get("function"), str) and bool(_NAME.match(unit["function"])), where + ".function", "expected a name")
     _check(unit.get("framework") in ("numpy", "torch"), where + ".framework", "expected numpy or torch")
@@ -198,6 +224,8 @@ def validate_checks(checks, generators=None, comparators=None) -> dict:
     _check(isinstance(written, list), "written", "expected a list")
     for i, item in enumerate(written):
         _check(isinstance(item, dict) and item.get("question") in questions, f"written[{i}]", "expected a question of this assignment")
+    if any("variants" in u for u in units if u["kind"] == "question"):
+        _text(checks.get("variant_key"), "variant_key", 200)
     _text(checks.get("helpers", ""), "helpers", 1_000_000)
     references = checks.get("references", {})
     _check(isinstance(references, dict), "references", "expected an object")
@@ -238,8 +266,17 @@ class Answer:
 class QuestionUnit:
     name: str
     title: str = ""
-    answers: tuple[Answer, ...] = ()
+    answers: tuple[Answer, ...] = ()  # the default variant's (the note's numbers)
     starter: str = ""
+    parameters: tuple[tuple[str, tuple], ...] = ()  # (name, allowed values): per-student variants, if any
+    defaults: Mapping = field(default_factory=_empty)
+    variant_expected: tuple[tuple, ...] = ()  # each combination's expected values, in the answers' order
+
+    def variant(self, index: int | None) -> tuple[Answer, ...]:
+        """The answers of one variant (None: the default); a variant's numbers name no known mistakes."""
+        if index is None or not self.parameters:
+            return self.answers
+        return tuple(replace(a, expected=e, mistakes=()) for a, e in zip(self.answers, self.variant_expected[index]))
 
 
 @dataclass(frozen=True)
@@ -317,6 +354,7 @@ class Checks:
     seed_key: str = ""
     references: Mapping = field(default_factory=_empty)  # module -> None (attn_ref's own) | "references/<file>.py"
     helpers: str = ""  # the setup and solution code the mistakes' mutants call (mistakes.py)
+    variant_key: str = ""  # which identity gets which variant (attn_ref/variants.py)
 
     def unit(self, name: str) -> Unit:
         return next(u for u in self.units if u.name == name)
@@ -351,7 +389,11 @@ def _typed_unit(unit: dict) -> Unit:
         answers = tuple(Answer(a["name"], a["kind"], a["points"], _frozen(a["expected"]), a.get("letters", ""),
                                tuple((wrong, says) for wrong, says in a.get("mistakes", [])))
                         for a in unit["answers"])
-        return QuestionUnit(unit["name"], unit["title"], answers, unit.get("starter", ""))
+        variants = unit.get("variants", {})
+        return QuestionUnit(unit["name"], unit["title"], answers, unit.get("starter", ""),
+                            tuple((name, tuple(values)) for name, values in variants.get("parameters", [])),
+                            _frozen(variants.get("defaults", {})),
+                            tuple(tuple(_frozen(e) for e in row) for row in variants.get("expected", [])))
     return FunctionUnit(unit["name"], unit["title"], unit["function"], unit["framework"], unit["reference"],
                         tuple(unit["outputs"]), tuple(unit["forbidden"]), tuple(unit["builds_on"]),
                         unit.get("substitute", ""), tuple(_typed_probe(p) for p in unit["probes"]), unit.get("starter", ""),
@@ -366,7 +408,7 @@ def typed_checks(checks: dict) -> Checks:
     return Checks(checks["assignment"], tuple(_typed_unit(u) for u in checks["units"]), written,
                   checks["title"], checks["runner"], checks["visibility"],
                   checks.get("version", ""), checks.get("seed_key", ""), _frozen(checks.get("references", {})),
-                  checks.get("helpers", ""))
+                  checks.get("helpers", ""), checks.get("variant_key", ""))
 
 
 def read_checks(data, generators=None, comparators=None) -> Checks:

@@ -1,17 +1,26 @@
-"""Grading question units: the answer variables the notebook assigns, read as plain descriptions."""
+"""Grading question units: the answer variables the notebook assigns, read as plain descriptions.
+
+A question with parameters is graded against one variant: the identity's that identity.py chooses from the
+notebook's declaration and the platform's submitters. A visible 0-point line says whose numbers were graded.
+"""
 
 from __future__ import annotations
 
-from ..results import entry
+from ...variants import combinations, variant_index
+from ..results import TEXT, entry
 from ..session import BudgetExhausted
 from ..wire import parse_values
 from . import comparators as scoring
 from .context import REFERENCE_MESSAGE, GradingContext, UnitResults
+from .identity import IDENTITY_VARIABLE, GradedIdentity, choose, declared_identity, explained
+
+NUMBERS_ENTRY = "Your numbers: whose variant was graded"
 
 
 def grade_questions(ctx: GradingContext) -> UnitResults:
     units = ctx.checks.questions
-    names = [a.name for q in units for a in q.answers]
+    varied = [q for q in units if q.parameters]
+    names = [a.name for q in units for a in q.answers] + ([IDENTITY_VARIABLE] if varied else [])
     problem, values, timed_out = "", {}, False
     try:
         values, outcome = ctx.session.request("read_values", lambda data: parse_values(data, names), names,
@@ -20,14 +29,30 @@ def grade_questions(ctx: GradingContext) -> UnitResults:
             problem = f"could not read your answers ({outcome.error or outcome.status.value})"
     except BudgetExhausted:
         problem, timed_out = "not graded: the time budget for this submission ran out", True
-    tests = []
+    graded = choose(declared_identity((values or {}).get(IDENTITY_VARIABLE, {})), ctx.submitters) if varied else None
+    tests, numbers = [], {}
     for q in units:
+        index = None
+        if q.parameters and graded is not None:
+            index = variant_index(ctx.checks.variant_key, graded.identity, q.name, len(q.variant_expected))
+            numbers[q.name] = dict(q.defaults) if index is None else combinations([(n, list(v)) for n, v in q.parameters])[index]
         lines = []
-        for a in q.answers:
+        for a in q.variant(index):
             if ctx.banned or problem:
                 lines.append((False, a.name, a.points, REFERENCE_MESSAGE if ctx.banned else problem))
                 continue
             ok, message = scoring.check_answer(a.kind, a.expected, values[a.name], a.letters, a.mistakes)
             lines.append((ok, a.name, a.points, message))
         tests.append(entry(q, lines, ctx.checks.visibility))
-    return UnitResults(tests, timed_out=timed_out)
+    extra = {}
+    if graded is not None:
+        tests.insert(0, _numbers_entry(graded, numbers))
+        extra["variant"] = {"graded_as": graded.identity, "basis": graded.basis.value, "declared": graded.declared,
+                            "flagged": graded.flagged, "numbers": numbers}
+    return UnitResults(tests, extra, timed_out=timed_out)
+
+
+def _numbers_entry(graded: GradedIdentity, numbers: dict[str, dict]) -> dict:
+    """0 points, visible at once (before the due date too), so a mistyped identity is seen in time."""
+    return {"name": NUMBERS_ENTRY, "score": 0.0, "max_score": 0.0, "output": explained(graded, numbers),
+            "output_format": TEXT, "visibility": "visible"}

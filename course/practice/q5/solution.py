@@ -1,4 +1,3 @@
-T = 50
-q5_rnn_path = T - 1
+q5_rnn_path = T - 1  # T and factor: this student's, from the cell under the prompt
 q5_attention_path = 1
-q5_rnn_product = 0.9 ** q5_rnn_path
+q5_rnn_product = factor ** q5_rnn_path

@@ -123,5 +123,7 @@ def test_a_ta_regrade_of_an_export_grades_each_students_variant_the_same_twice(r
     ana = json.loads((tmp_path / "graded/results/submission_1.json").read_text())
     ben = json.loads((tmp_path / "graded/results/submission_2.json").read_text())
     assert ana["score"] == 23 and ben["score"] < 23 and "Ben Okafor" in "".join(rows)
+    page = (tmp_path / "graded" / "written" / "q2.html").read_text()  # the TA reads each answer beside its numbers
+    assert page.count("their numbers: T = ") == 2
     grade_batch(export, zip_path, tmp_path / "graded", jobs=2, progress=False, force=True)
     assert (tmp_path / "graded" / "grades.csv").read_text() == first

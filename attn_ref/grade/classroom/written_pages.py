@@ -24,7 +24,7 @@ ID_FIELDS = ["submission", "name", "sid", "email"]
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;overflow-wrap:anywhere}}
-.answer{{border-top:1px solid #ccc;padding:.6rem 0}} .who{{font-weight:600}} .sid{{color:#666}}
+.answer{{border-top:1px solid #ccc;padding:.6rem 0}} .numbers{{color:#444;font-size:.9em}} .who{{font-weight:600}} .sid{{color:#666}}
 .text{{white-space:pre-wrap;overflow-wrap:anywhere;overflow-x:auto;background:#f7f7f7;padding:.5rem;border-radius:4px}}
 .blank{{color:#a00}}
 .flag{{color:#a60;font-weight:600}}</style>
@@ -48,6 +48,16 @@ def _answers(graded, questions: list[tuple[str, str]]) -> dict[str, dict]:
     return found
 
 
+def _numbers(results: dict | None, question: str) -> str:
+    """The student's own numbers for a question with parameters, as the grader graded them."""
+    variant = ((results or {}).get("extra_data") or {}).get("variant")
+    numbers = variant.get("numbers", {}).get(question) if isinstance(variant, dict) and isinstance(variant.get("numbers"), dict) else None
+    if not isinstance(numbers, dict) or not numbers:
+        return ""
+    shown = ", ".join(f"{k} = {v}" for k, v in numbers.items())
+    return f'<div class="numbers">their numbers: {html.escape(shown)}</div>'
+
+
 def write_written_pages(folder: Path, book) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     per_submission = _answers(book.graded, [(w.question, w.prompt) for w in book.checks.written])
@@ -61,7 +71,8 @@ def write_written_pages(folder: Path, book) -> None:
             body = f'<div class="text">{html.escape(found["text"])}</div>' if found["text"] else '<div class="blank">(no answer)</div>'
             flag = '<div class="flag">typed into the question\'s prompt cell</div>' if found["in_prompt"] else ""
             blocks.append(f'<div class="answer"><div class="who">{html.escape(names)} '
-                          f'<span class="sid">{html.escape(sids)} · {html.escape(g.sub.path.name)}</span></div>{flag}{body}</div>')
+                          f'<span class="sid">{html.escape(sids)} · {html.escape(g.sub.path.name)}</span></div>'
+                          f'{_numbers(g.results, item.question)}{flag}{body}</div>')
         title = f"{item.question}: {item.title} (written part)"
         page = PAGE.format(title=html.escape(title), prompt=html.escape(item.prompt), count=len(book.graded),
                            sheet=SHEET, points=item.points, answers="\n".join(blocks))

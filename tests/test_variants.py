@@ -141,3 +141,32 @@ def test_a_cluster_worker_grades_against_the_submitters_it_is_sent(release, tmp_
     assert theirs["extra_data"]["variant"]["graded_as"] == BEN and theirs["score"] < 23
     own = grade_on_worker(zip_bytes, "practice.ipynb", notebook.read_bytes(), Limits.of(), ({"email": ANA, "sid": "1"},))
     assert own["score"] == 23 and own["extra_data"]["variant"]["basis"] == "declared"
+
+
+FIXTURE = Path(__file__).parent / "fixtures" / "stats_course"
+VARIED_MEAN = '''from attn_ref.release.units import Answer, Parameter, Question
+
+
+def answers(n):
+    return (Answer("sample_mean", "float", n / 2), Answer("sample_size", "int", n, low=1))
+
+
+QUESTION = Question(name="mean", title="The mean", answers=answers(8), parameters=(Parameter("n", (6, 8, 10), 8),), vary=answers)
+'''
+
+
+def test_an_instructors_variant_mistakes_stop_the_course_with_the_file(tmp_path):
+    from attn_ref.release.course import CourseError, load_course
+
+    course = tmp_path / "course"
+    shutil.copytree(FIXTURE, course)
+    (course / "quiz/mean/question.py").write_text(VARIED_MEAN)
+    with pytest.raises(CourseError, match=r"quiz/assignment\.py: questions with parameters need variant_key"):
+        load_course(course, "quiz")
+    (course / "quiz/assignment.py").write_text('from attn_ref.release.course import Layout\n\n'
+                                               'ASSIGNMENT = Layout(units=("mean", "spread"), visibility="visible", variant_key="t")\n')
+    assert [q.name for q in load_course(course, "quiz")[0].questions if q.parameters] == ["mean"]
+    (course / "quiz/mean/question.py").write_text(VARIED_MEAN.replace('Answer("sample_size", "int", n, low=1)',
+                                                                      'Answer("sample_size", "choice", "AB"[n > 8], choices=(("A", "a"), ("B", "b")))'))
+    with pytest.raises(CourseError, match=r"quiz/mean/question\.py: the variant \{'n': 10\}: .*only int and float answers may vary"):
+        load_course(course, "quiz")

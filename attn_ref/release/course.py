@@ -178,6 +178,11 @@ def _question(folder: Path, module_name: str) -> Question:
     question = _attribute(load_module(path, module_name), "QUESTION", path)
     if question.name != folder.name:
         raise CourseError(f"{path}: the question is called {question.name!r} but its folder {folder.name!r}")
+    for values in question.variants() if question.parameters else ():
+        try:  # every variant's answers, as the build will compute them: a mistake stops here, with the file
+            question.answers_for(values)
+        except Exception as err:
+            raise CourseError(f"{path}{_line_in(path, err)}: the variant {values}: {type(err).__name__}: {err}") from None
     return replace(question, prompt=_read(folder / "prompt.md"), solution=_python(folder / "solution.py"),
                    written_prompt=_read(folder / "written.md", False),
                    written_solution=_read(folder / "written_solution.md", False))
@@ -314,6 +319,9 @@ def load_assignment(course: Path, entry: Entry) -> Assignment:
         if layout.visibility not in VISIBILITIES:
             raise CourseError(f"{layout_path}: visibility {layout.visibility!r} is not one of {', '.join(VISIBILITIES)}")
         units = [_unit(folder / unit, f"_course_{entry.name}_{unit}") for unit in layout.units]
+        if any(isinstance(u, Question) and u.parameters for u in units) and not layout.variant_key:
+            raise CourseError(f"{layout_path}: questions with parameters need variant_key=\"<course> <term>\" in the "
+                              "Layout (it decides which student gets which numbers; change it every term)")
         references = {}
         tasks = [u.name for u in units if isinstance(u, Task)]
         for task in (u for u in units if isinstance(u, Task)):

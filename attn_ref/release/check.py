@@ -34,7 +34,6 @@ import nbformat
 from ..grade.scoring.checks import read_checks
 from ..grade.scoring.identity import IDENTITY_VARIABLE
 from ..grade.stubs import KINDS as STUB_KINDS
-from ..variants import parameters_for
 from .course import load_assignment, load_registry
 from .locks import LockError
 from .units import Question, Task
@@ -266,9 +265,7 @@ def _variants_row(name: str, assignment, grader: _BundledGrader, solution: Path,
         own = grader.grade(notebook, f"variant-{i}", [{"email": identity, "sid": identity, "name": "sample"}])
         if _scores(own) != {k: (m, m) for k, (_, m) in _scores(own).items()}:
             problems.append(f"the solution as {identity} does not score full: {_short(own)}")
-        differs = any(parameters_for(key, identity, q.name, [(p.name, list(p.values)) for p in q.parameters], q.defaults)
-                      != parameters_for(key, other, q.name, [(p.name, list(p.values)) for p in q.parameters], q.defaults)
-                      for q in varied)
+        differs = any(q.numbers_of(key, identity) != q.numbers_of(key, other) for q in varied)
         if differs:
             theirs = grader.grade(notebook, f"variant-{i}-other", [{"email": other, "sid": other, "name": "sample"}])
             if theirs["score"] >= own["score"]:

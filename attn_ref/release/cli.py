@@ -27,8 +27,6 @@ def _answers(args) -> int:
     except CourseError as err:
         print(f"attn-ref answers: {err}", file=sys.stderr)
         return 2
-    from ..variants import parameters_for
-
     for assignment in assignments:
         whose = f"{args.variant}'s variant" if args.variant else "the default variant (the note's numbers)"
         table = Table(title=f"{assignment.name}: answer key, {whose} (computed in {assignment.folder.name}/<question>/question.py)")
@@ -36,8 +34,7 @@ def _answers(args) -> int:
         table.add_column("value", justify="right")
         table.add_column("numbers")
         for q in assignment.questions:
-            values = parameters_for(assignment.layout.variant_key, args.variant or "", q.name,
-                                    [(p.name, list(p.values)) for p in q.parameters], q.defaults)
+            values = q.numbers_of(assignment.layout.variant_key, args.variant or "")
             numbers = ", ".join(f"{k} = {v}" for k, v in values.items())
             for answer in (q.answers_for(values) if q.parameters else q.answers):
                 value = answer.expected

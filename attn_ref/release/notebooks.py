@@ -93,8 +93,7 @@ def identity_cell(key: str) -> nbformat.NotebookNode:
 
 def _numbers_cell(q: Question) -> nbformat.NotebookNode:
     """Right under a prompt with parameters: the student's own values, defined and printed."""
-    parameters = [(p.name, list(p.values)) for p in q.parameters]
-    lines = [f"_numbers = my_numbers({q.name!r}, {parameters!r}, {q.defaults!r})",
+    lines = [f"_numbers = my_numbers({q.name!r}, {q.parameter_lists!r}, {q.defaults!r})",
              *(f"{p.name} = _numbers[{p.name!r}]" for p in q.parameters),
              f"print({q.name + ', your numbers:'!r} if GRADESCOPE_ID.strip() else "
              f"{q.name + ': the note' + chr(39) + 's numbers (GRADESCOPE_ID is empty, so these are not yours yet):'!r}, "

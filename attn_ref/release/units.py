@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..variants import combinations
+from ..variants import combinations, parameters_for
 
 ANSWER_KINDS = ("int", "float", "bool", "choice", "int_dict")  # typerules.read's kinds
 
@@ -102,9 +102,18 @@ class Question:
     def defaults(self) -> dict:
         return {p.name: p.default for p in self.parameters}
 
+    @property
+    def parameter_lists(self) -> list[tuple[str, list]]:
+        """[(name, values), ...]: the parameters as attn_ref/variants.py takes them."""
+        return [(p.name, list(p.values)) for p in self.parameters]
+
+    def numbers_of(self, key: str, identity: str) -> dict:
+        """The parameter values one identity gets (the defaults without one)."""
+        return parameters_for(key, identity, self.name, self.parameter_lists, self.defaults)
+
     def variants(self) -> list[dict]:
         """Every combination of the parameters' values, in the order attn_ref/variants.py numbers them."""
-        return combinations([(p.name, list(p.values)) for p in self.parameters])
+        return combinations(self.parameter_lists)
 
     def answers_for(self, values: dict) -> tuple[Answer, ...]:
         """The answers of one variant, checked against the default's: the same names, kinds and points, and

@@ -826,11 +826,12 @@ def kernel_cgroups() -> set[Path]:
     return {p for h in own_hierarchies().values() for p in h.folder.glob("attn-ref-*")}
 
 
-def left_behind(cgroups: set[Path]) -> set[Path]:
-    """Those of ``cgroups`` whose grading has ended: a grading removes its kernel's cgroup before its base
-    folder (the cgroup's namesake), so a cgroup still there after its base is gone was left behind, while
-    one whose base still exists belongs to a grading still running (another test, another grader)."""
-    return {c for c in cgroups if not Path(tempfile.gettempdir(), c.name).exists() and c.exists()}
+def left_behind(cgroups: set[Path], elsewhere: Path) -> set[Path]:
+    """Those of ``cgroups`` that are not another grader's: a grading's cgroup is named after its base folder,
+    so one whose base lives in ``elsewhere`` (the temporary folder of the other tests and graders, while
+    this test's gradings put theirs in a folder of its own) belongs to a grading still running there; a
+    grading removes its cgroup before its base, so one of those that ended is gone by the time its base is."""
+    return {c for c in cgroups if not (elsewhere / c.name).exists() and c.exists()}
 
 
 def csv_rows(path: Path) -> list[dict]:
@@ -885,10 +886,16 @@ def test_a_batch_holds_no_line_of_a_stand_in(release, tmp_path):
 @ROOT_ONLY
 @pytest.mark.slow
 @pytest.mark.parametrize("bounds", ["cgroups", "polled"])
-def test_neighbours_cannot_starve_or_kill_an_honest_kernel(release, tmp_path, bounds):
+def test_neighbours_cannot_starve_or_kill_an_honest_kernel(release, tmp_path, bounds, monkeypatch):
     """Beside a kernel whose processes together pass its memory bound and one that keeps 8 processes busy,
     an honest kernel scores what it scores alone, the grader survives, and the hog's row says why it stopped."""
     from dataclasses import replace
+
+    elsewhere = Path(tempfile.gettempdir())
+    own_tmp = Path(tempfile.mkdtemp(prefix="nb-", dir="/tmp"))  # short: the kernels' socket paths live below it
+    own_tmp.chmod(0o711)  # the kernels' uids pass through to their folders, as through /tmp
+    monkeypatch.setenv("TMPDIR", str(own_tmp))
+    monkeypatch.setattr(tempfile, "tempdir", str(own_tmp))  # the jails' bases: this test's alone
 
     plan = resolve(namespaces="auto")
     if bounds == "cgroups" and "memory" not in plan.cgroups:
@@ -908,7 +915,9 @@ def test_neighbours_cannot_starve_or_kill_an_honest_kernel(release, tmp_path, bo
     assert f"The kernel was stopped: {why}." in hog["output"]
     assert hog["extra_data"]["sandbox"]["kernel_bounds"] == ("polled" if bounds == "polled" else f"cgroups ({', '.join(plan.cgroups)})")
     assert rows["b_honest"]["status"] == "ok" and rows["a_cpu_hog"]["status"] == "ok"
-    assert not kernel_uid_processes(uids - {None}) and not left_behind(kernel_cgroups() - cgroups_before)
+    assert not kernel_uid_processes(uids - {None}) and not left_behind(kernel_cgroups() - cgroups_before, elsewhere)
+    assert not list(own_tmp.iterdir())  # every base removed
+    own_tmp.rmdir()
 
 
 def test_a_timeout_in_a_batch_is_graded_again_alone_before_it_is_recorded(release, tmp_path, monkeypatch):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
+from nbclient.exceptions import CellExecutionError, DeadKernelError
 
 from ..grade.scoring.checks import EXPORT_MODULE
 from .cell_sources import failure
@@ -182,11 +182,22 @@ class _SeededClient(NotebookClient):
 
 
 def execute(nb: nbformat.NotebookNode, workdir: Path, filename: str) -> nbformat.NotebookNode:
-    """Run a notebook top to bottom in a fresh python3 kernel, outputs kept, no timestamps."""
+    """Run a notebook top to bottom in a fresh python3 kernel, outputs kept, no timestamps.
+
+    The kernel's own output goes to a log beside ``workdir``, not to the build's stderr: what the instructor
+    reads there is the build's one sentence (a kernel under load once added libzmq's dying words to it). A
+    kernel that dies is named, with the log's last lines."""
     nbformat.write(nb, str(workdir / filename))
     client = _SeededClient(nb, timeout=600, kernel_name="python3", record_timing=False, coalesce_streams=True,
                             resources={"metadata": {"path": str(workdir)}}, extra_arguments=["--IPKernelApp.log_level=ERROR"])
-    client.execute()
+    log_path = workdir.parent / f"{filename}.kernel.log"
+    with open(log_path, "wb") as log:
+        try:
+            client.execute(stdout=log, stderr=log)
+        except DeadKernelError:
+            log.flush()
+            tail = log_path.read_bytes()[-600:].decode(errors="replace").strip()
+            raise BuildError(f"the kernel running {filename} died while the build ran it" + (f": {tail}" if tail else "")) from None
     return nb
 
 

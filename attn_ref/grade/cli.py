@@ -49,6 +49,9 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kernel-python", help="the students' environment's interpreter (default: the one `make release` made)")
     parser.add_argument("--namespaces", choices=["auto", "require", "off"], default="auto",
                         help="run kernels in bubblewrap namespaces: where they work, always, or never (default: auto)")
+    parser.add_argument("--kernel-image", choices=["auto", "off"], default="auto",
+                        help="a class: start every kernel from one kernel image that imported numpy and torch once "
+                        "(where it keeps kernels apart: as root, or in namespaces), or never (default: auto)")
     parser.add_argument("--cluster", help="grade a class on a Dask cluster: a scheduler's address (tls://host:8786) "
                         "or local:N for N local worker processes (default: --jobs processes here)")
     parser.add_argument("--require-isolation", action="store_true",
@@ -126,6 +129,7 @@ class GradeRequest:
     force: bool  # a batch grades again what it has graded
     cluster: str | None  # a batch's Dask scheduler (or local:N)
     submitters: tuple | None = None  # one submission's, from --submitters (None: no list)
+    kernel_image: bool = True  # a batch starts its kernels from one image where it may (isolation/image.py)
 
 
 def run_grade(args) -> int:
@@ -162,7 +166,7 @@ def validate(args) -> GradeRequest:
     limits = Limits.of(budget=args.timeout, cell_timeout=args.cell_timeout, call_timeout=args.call_timeout)
     return GradeRequest(submission, args.autograder, Path(args.out or DEFAULT_OUT), args.results, plan, limits,
                         _canvas(args), args.results is None and is_batch(submission), args.jobs, args.force,
-                        args.cluster, _submitters(args.submitters))
+                        args.cluster, _submitters(args.submitters), args.kernel_image == "auto")
 
 
 def _submitters(path: str | None) -> tuple | None:
@@ -210,7 +214,8 @@ def _canvas(args) -> dict | None:
 
 def _grade_class(request: GradeRequest) -> int:
     options = BatchOptions(jobs=request.jobs, force=request.force, plan=request.plan, progress=sys.stderr.isatty(),
-                           canvas=request.canvas, cluster=request.cluster, limits=request.limits)
+                           canvas=request.canvas, cluster=request.cluster, limits=request.limits,
+                           kernel_image=request.kernel_image)
     report = run_batch(plan_batch(request.submission, request.autograder, request.out, options))
     out, plan = request.out, request.plan
     if report.interrupted:  # the partial gradebook's summary says who has no grade yet
@@ -223,6 +228,8 @@ def _grade_class(request: GradeRequest) -> int:
     print("; ".join(_written_files(out, request.canvas is not None)))
     if report.not_submissions:
         print(f"not submissions (no notebook in them): {', '.join(report.not_submissions)}")
+    if report.kernel_start:
+        print(f"kernels {report.kernel_start}")
     print("\n".join(summary_lines(report.book)))
     return 0
 

@@ -36,6 +36,7 @@ class BatchReport:
     book: Gradebook
     not_submissions: list[str]  # folders with no notebook in them, not graded
     interrupted: bool = False
+    kernel_start: str = ""  # how this run's kernels were started (a kernel image, or afresh and why)
 
 
 def check_assignment(subs: list[Submission], autograder: Autograder) -> None:
@@ -91,6 +92,7 @@ class BatchOptions:
     canvas: dict | None = None
     cluster: str | None = None
     limits: Limits = field(default_factory=Limits)
+    kernel_image: bool = True  # start the kernels of several submissions from one image (isolation/image.py)
 
 
 @dataclass(frozen=True)
@@ -116,10 +118,10 @@ class BatchPlan:
 
 def grade_batch(path, autograder, out, *, jobs: int | None = None, force: bool = False, plan: SandboxPlan | None = None,
                 progress: bool = True, canvas: dict | None = None, cluster: str | None = None,
-                **timeouts: float) -> BatchReport:
+                kernel_image: bool = True, **timeouts: float) -> BatchReport:
     """Grade a class into ``out`` (results/, grades.csv, ...); ``timeouts`` as for grade(); see BatchOptions."""
     options = BatchOptions(jobs=jobs, force=force, plan=plan, progress=progress, canvas=canvas, cluster=cluster,
-                           limits=Limits.of(**timeouts))
+                           limits=Limits.of(**timeouts), kernel_image=kernel_image)
     return run_batch(plan_batch(path, autograder, out, options))
 
 
@@ -150,23 +152,25 @@ def run_batch(batch: BatchPlan) -> BatchReport:
     with _progress(batch.options.progress, len(batch.subs), len(batch.subs) - len(batch.todo)) as advance:
         run.advance = advance
         queue = run.jobs()
-        runner, client = _runner(batch)
+        runner, client = _runner(batch, len(queue))
         try:
             run.grade(runner, queue)
         except KeyboardInterrupt:
             run.interrupted = True
         finally:
+            runner.close()
             if client is not None:
                 _close(client)
     book = write_gradebook(batch.out, list(batch.subs), batch.autograder.checks, batch.options.canvas)
     return BatchReport(len(batch.subs), run.graded, len(batch.subs) - len(batch.todo), batch.out, book,
-                       skipped(batch.source), run.interrupted)
+                       skipped(batch.source), run.interrupted, runner.kernel_start)
 
 
-def _runner(batch: BatchPlan) -> tuple[Runner, object]:
-    """The local Supervisor (--jobs processes here), or, for ``cluster``, a ClusterRunner and its client."""
+def _runner(batch: BatchPlan, jobs: int) -> tuple[Runner, object]:
+    """The local Supervisor (--jobs processes here; several submissions start their kernels from one image),
+    or, for ``cluster``, a ClusterRunner and its client."""
     if not batch.options.cluster:
-        return Supervisor(batch.plan, batch.jobs, batch.options.limits.margin), None
+        return Supervisor(batch.plan, batch.jobs, batch.options.limits.margin, image=jobs > 1 and batch.options.kernel_image), None
     from .cluster import ClusterRunner, connect
 
     client = connect(batch.options.cluster, kernels_share_network=batch.plan.bwrap is None)

@@ -125,6 +125,10 @@ class ClusterRunner(Runner):
         self.client, self.limits = client, limits or Limits()
         self.zip = client.scatter(Path(autograder_path).read_bytes(), broadcast=True)
 
+    @property
+    def kernel_start(self) -> str:
+        return "started afresh for each submission: each worker grades a submission in a grader process of its own"
+
     def finished(self, jobs, prepare: Prepare | None = None):
         from distributed import as_completed
 

@@ -12,6 +12,9 @@ import resource
 import signal
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves this folder off the path
+import launch_image as image  # noqa: E402
+
 
 def _connection_copy(original: str, private: str, uid: int, gid: int) -> None:
     with open(original, "rb") as f:
@@ -24,10 +27,7 @@ def _connection_copy(original: str, private: str, uid: int, gid: int) -> None:
         os.close(fd)
 
 
-def main() -> None:
-    with open(sys.argv[1]) as f:
-        config = json.load(f)
-    argv = sys.argv[sys.argv.index("--") + 1 :]
+def _lower_oom_score() -> None:
     try:
         with open("/proc/self/oom_score_adj", "w") as f:
             # under memory pressure the kernel dies first, never the grader; inherited by every process it
@@ -35,6 +35,10 @@ def main() -> None:
             f.write("1000")
     except OSError:
         pass
+
+
+def _confine(config: dict) -> None:
+    """The kernel's bounds, its uid and its folder, in this process (which then execs the kernel or its sandbox)."""
     for procs in config.get("cgroups", []):
         # the kernel's memory, CPU and process bounds over all its processes (resources.py): joined while
         # still root; a kernel that cannot join is not started, as it would run unbounded
@@ -44,12 +48,6 @@ def main() -> None:
         except OSError as err:
             raise SystemExit(f"could not join the kernel's cgroup {procs}: {err}") from None
     os.nice(config.get("nice", 0))  # below the grader's priority, for everything the kernel starts
-    uid, gid = config.get("uid"), config.get("gid")
-    if uid is not None:
-        # root's connection file is 0600; the kernel reads its own copy, which it cannot replace
-        where = argv.index("-f") + 1
-        _connection_copy(argv[where], config["connection_copy"], uid, gid)
-        argv[where] = config["connection_copy"]
     for name, value in config["limits"].items():
         limit = getattr(resource, name, None)
         if limit is None:  # not on this platform (RLIMIT_MSGQUEUE is Linux's): nothing there to bound
@@ -58,6 +56,7 @@ def main() -> None:
         value = value if hard == resource.RLIM_INFINITY else min(value, hard)
         resource.setrlimit(limit, (value, value))
     os.umask(0o077)
+    uid, gid = config.get("uid"), config.get("gid")
     if uid is not None:
         os.setgroups([])
         os.setresgid(gid, gid, gid)
@@ -69,6 +68,26 @@ def main() -> None:
         # bubblewrap's own process would die of the grader's interrupt (SIGINT); the kernel installs its
         # own handler while it runs code, so interrupts still reach it.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def main() -> None:
+    with open(sys.argv[1]) as f:
+        config = json.load(f)
+    argv = sys.argv[sys.argv.index("--") + 1 :]
+    _lower_oom_score()
+    uid, gid = config.get("uid"), config.get("gid")
+    if uid is not None:
+        # root's connection file is 0600; the kernel reads its own copy, which it cannot replace
+        where = argv.index("-f") + 1
+        _connection_copy(argv[where], config["connection_copy"], uid, gid)
+        argv[where] = config["connection_copy"]
+    if config.get("image"):
+        try:
+            image.run_kernel(config, argv, _confine)  # returns only where the image could not start the kernel
+        except image.Unavailable as why:
+            print(f"attn-ref: the kernel image was not used ({why}); starting the kernel afresh", file=sys.stderr)
+    _confine(config)
+    if config.get("wrapper"):
         argv = config["wrapper"] + argv
     os.execve(argv[0], argv, dict(config["env"]))
 

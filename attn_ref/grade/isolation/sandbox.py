@@ -246,8 +246,9 @@ class Jail:
     Made by the supervisor before it forks the grading process; both use it.
     """
 
-    def __init__(self, plan: SandboxPlan, base: Path):
+    def __init__(self, plan: SandboxPlan, base: Path, image: Path | None = None):
         self.plan, self.base = plan, base
+        self.image = image  # the batch's kernel image's socket (image.py), if kernels start from one
         self._claim = cleanup.claim_uid() if plan.fresh_uids else None
         self.uid = self._claim.uid if self._claim else os.getuid()
         self.gid = self.uid if self._claim else os.getgid()
@@ -310,6 +311,7 @@ class Jail:
             "nice": limits.nice,
             "cgroups": self.cgroups.procs_files if self.cgroups else [],
             "wrapper": self._bwrap_argv(workdir, conn_dir, sock_dir) if self.plan.bwrap else None,
+            "image": str(self.image) if self.image else None,
         }
 
     def _bwrap_argv(self, workdir: Path, conn_dir: Path, sock_dir: Path) -> list[str]:

@@ -33,6 +33,7 @@ from ..settings import MARGIN, Limits
 from ..wire import Status
 from . import cleanup, resources
 from .safeio import remove_tree
+from .image import ImageError, KernelImage
 from .sandbox import Jail, SandboxPlan
 
 MAX_RESULTS = 32 << 20  # the largest results a grading process may send
@@ -91,6 +92,14 @@ class Runner(ABC):
         """Grade every job, yielding each as it finishes; ``prepare(job)`` (an Admission) is asked before
         each start. On KeyboardInterrupt (or when the iterator is closed), what runs is ended, reported never."""
 
+    def close(self) -> None:
+        """Release what the runner keeps between calls of ``finished`` (the supervisor's kernel image)."""
+
+    @property
+    def kernel_start(self) -> str:
+        """How kernels were started, in a line for the summary."""
+        return ""
+
     def run(self, jobs: Iterable[Job], on_done: Callable[[Job, dict], None], prepare: Prepare | None = None) -> None:
         """``on_done(job, results)`` once per finished job (see ``finished``)."""
         with contextlib.closing(self.finished(jobs, prepare)) as done:
@@ -143,19 +152,43 @@ def _size(n: int) -> str:
 class Supervisor(Runner):
     """Grades jobs in forked processes, at most ``jobs`` at once; see the module docstring."""
 
-    def __init__(self, plan: SandboxPlan, jobs: int = 1, margin: float = MARGIN):
+    def __init__(self, plan: SandboxPlan, jobs: int = 1, margin: float = MARGIN, image: bool = False):
         self.plan, self.max_jobs, self.margin = plan, max(1, jobs), margin
         self.running: dict[int, _Running] = {}
         self.stopping = False
         cleanup.become_subreaper()
         self._before = cleanup.child_pids()
+        # a batch starts its kernels from one image (image.py) where that keeps every kernel out of its reach
+        self.image: KernelImage | None = None
+        self._image_note = "" if image else "started afresh for each submission"
+        self._image_wanted = image
+
+    def _start_image(self) -> None:
+        self._image_wanted = False
+        try:
+            self.image = KernelImage(self.plan)
+        except ImageError as err:
+            self._image_note = f"started afresh for each submission: no kernel image ({err})"
+            return
+        self._before.add(self.image.pid)  # the image is this process's child, never a grading's orphan
+        self._image_note = "started from one kernel image (numpy and torch imported once for the batch)"
+
+    @property
+    def kernel_start(self) -> str:
+        return self._image_note
+
+    def close(self) -> None:
+        if self.image is not None:
+            self.image.close()
+            self._before.discard(self.image.pid)
+            self.image = None
 
     # ---- starting and ending one grading process ------------------------------------------------------
 
     def _start(self, job: Job) -> None:
         base = Path(tempfile.mkdtemp(prefix="attn-ref-grade-"))
         base.chmod(0o711)  # the kernel's user may pass through, not list
-        jail = Jail(self.plan, base)
+        jail = Jail(self.plan, base, self.image.socket if self.image else None)
         read_fd, write_fd = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
@@ -340,6 +373,8 @@ class Supervisor(Runner):
         """Grade every job (or until ``stop()``), yielding each as it finishes; see Runner.finished."""
         queue = list(jobs)
         next_guard = 0.0
+        if self._image_wanted and queue:
+            self._start_image()
         try:
             while (queue and not self.stopping) or self.running:
                 queue = self._admit(queue, prepare)

@@ -1,0 +1,112 @@
+"""The kernel image of a batch (image_server.py), from the trusted side: whether one may be used, starting it,
+ending it.
+
+A batch on several submissions pays the kernel's start-up (torch's import, and the part of torch that meta
+tensors load) once instead of once per submission: the supervisor starts one image, and each kernel start
+asks it for a copy (launch_image.py). It is used only where a kernel cannot reach the image: as root (each
+kernel a fresh uid, the image root's) or inside bubblewrap's namespaces (the image is outside them). A TA
+without namespaces (the kernel would be the image's own user), a GPU runner (CUDA is not forked) and a
+cluster worker (one grader process per submission) start every kernel afresh, as does any run where the
+image does not start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from .safeio import make_private_dir
+from .sandbox import SandboxPlan, kernel_env
+
+SERVER = (Path(__file__).with_name("image_server.py")).read_text()
+READY_TIMEOUT = 120.0
+
+
+class ImageError(Exception):
+    """The image could not be started: kernels start afresh (the reason says why)."""
+
+
+def why_not(plan: SandboxPlan) -> str:
+    """Why this run's kernels cannot start from an image, or ''."""
+    if plan.unsandboxed:
+        return "no sandbox: a kernel as your own user could reach the image"
+    if plan.limits.memory_bytes is None:
+        return "a GPU runner: CUDA is not shared between processes"
+    if not hasattr(os, "pidfd_open"):
+        return "this system has no pidfd (Linux 5.3 or newer)"
+    return ""
+
+
+class KernelImage:
+    """One image process for a batch; ``socket`` is what the jails hand their launchers."""
+
+    def __init__(self, plan: SandboxPlan):
+        why = why_not(plan)
+        if why:
+            raise ImageError(why)
+        self.folder = Path(tempfile.mkdtemp(prefix="attn-ref-image-"))  # 0700: no kernel reaches the socket
+        self.socket = self.folder / "image.sock"
+        home = make_private_dir(self.folder, "home")
+        env = kernel_env(plan, home, home)
+        self.log = open(self.folder / "image.log", "wb")  # noqa: SIM115 - closed in close()
+        try:
+            self.process = subprocess.Popen([plan.python, "-c", SERVER, str(self.socket)], cwd=home, env=env,
+                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
+                                            start_new_session=True)
+        except OSError as err:
+            self.close()
+            raise ImageError(f"it did not start ({err})") from None
+        self.pid = self.process.pid
+        try:
+            status = self._ready()
+        except ImageError:
+            self.close()
+            raise
+        if not status.get("ready"):
+            self.close()
+            raise ImageError(str(status.get("why") or "it refused")[:300])
+
+    def _ready(self) -> dict:
+        deadline = time.monotonic() + READY_TIMEOUT
+        line = b""
+        out = self.process.stdout.fileno()
+        while not line.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([out], [], [], left)[0]:
+                raise ImageError("it was not ready in time")
+            chunk = os.read(out, 4096)
+            if not chunk:
+                self.log.flush()
+                tail = (self.folder / "image.log").read_bytes()[-300:].decode(errors="replace").strip()
+                raise ImageError(f"it exited while importing ({tail or 'no message'})")
+            line += chunk
+        try:
+            status = json.loads(line)
+        except ValueError:
+            raise ImageError("it said something unexpected") from None
+        return status if isinstance(status, dict) else {}
+
+    def close(self) -> None:
+        """End the image (kernels already started from it live on until their gradings end them)."""
+        process = getattr(self, "process", None)
+        if process is not None:
+            try:
+                process.stdin.close()
+            except OSError:
+                pass
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            process.stdout.close()
+            self.process = None
+        if not self.log.closed:
+            self.log.close()
+        shutil.rmtree(self.folder, ignore_errors=True)

@@ -16,6 +16,7 @@ import json
 import os
 import select
 import shutil
+import socket
 import subprocess
 import tempfile
 import time
@@ -55,13 +56,16 @@ class KernelImage:
         home = make_private_dir(self.folder, "home")
         env = kernel_env(plan, home, home)
         self.log = open(self.folder / "image.log", "wb")  # noqa: SIM115 - closed in close()
-        try:
-            self.process = subprocess.Popen([plan.python, "-c", SERVER, str(self.socket)], cwd=home, env=env,
-                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
-                                            start_new_session=True)
-        except OSError as err:
-            self.close()
-            raise ImageError(f"it did not start ({err})") from None
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+            try:
+                listener.bind(str(self.socket))
+                listener.listen(64)
+                self.process = subprocess.Popen([plan.python, "-c", SERVER, str(listener.fileno())], cwd=home, env=env,
+                                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
+                                                pass_fds=[listener.fileno()], start_new_session=True)
+            except OSError as err:
+                self.close()
+                raise ImageError(f"it did not start ({err})") from None
         self.pid = self.process.pid
         try:
             status = self._ready()

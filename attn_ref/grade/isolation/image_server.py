@@ -1,8 +1,9 @@
 """The kernel image: a process of the students' environment that has imported numpy and torch once, and
 forks one kernel per request, so that a batch pays torch's import once instead of once per submission.
 
-Started by the grader's supervisor (image.py) as `python -c SOURCE SOCKET`, the way a kernel starts (the
-same interpreter, flags and environment), from a private empty folder. Standard library only, apart from
+Started by the grader's supervisor (image.py) as `python -c SOURCE FD`, the way a kernel starts (the same
+interpreter, flags and environment), from a private empty folder; FD is a listening Unix socket the grader
+made in a folder of its own (so no path of it is in the command line every kernel inherits). Standard library only, apart from
 what it imports to share: numpy, torch, the part of torch that meta tensors load on first use, and
 ipykernel's modules (no kernel is made). It refuses to serve if those imports left a thread running
 (fork copies only the calling thread) or a shared writable mapping (which every child would share).
@@ -249,7 +250,8 @@ def _reap():
             return
 
 
-def serve(path):
+def serve(listener_fd):
+    listener = socket.socket(fileno=listener_fd)  # bound and listening: made by the grader, in its own folder
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, "parent death signal")
     if os.getppid() == 1:
         return
@@ -257,9 +259,6 @@ def serve(path):
     _prctl(PR_SET_DUMPABLE, 0, "undumpable")
     _preload()
     why = _unshareable()
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
-    listener.listen(64)
     sys.stdout.write(json.dumps({"ready": not why, "why": why}) + "\n")
     sys.stdout.flush()
     if why:
@@ -284,4 +283,4 @@ def serve(path):
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1])
+    serve(int(sys.argv[1]))

@@ -1,0 +1,92 @@
+"""A batch's kernels started from one kernel image (isolation/image.py): the same verdicts as kernels started
+afresh, and no reach from a kernel to the image, to its privileges or to the kernels after it."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from pathlib import Path
+
+import nbformat
+import pytest
+from course_units import N_SETS, bug_set
+from test_adversarial import FAST, ROOT_ONLY, appended, attack, notebook
+
+from attn_ref.grade.classroom.batch import grade_batch
+from attn_ref.grade.isolation.image import why_not
+from attn_ref.grade.isolation.sandbox import resolve
+
+IMAGE_USED = "started from one kernel image"
+
+
+def lab_class(release, folder: Path, bug_sets: int) -> Path:
+    """The solution, the blank notebook and the first sets of bugs of the lab's mutants, one submission each."""
+    solution, blank = notebook(release, "lab", "solution"), notebook(release, "lab", "blank")
+    folder.mkdir()
+    folder.chmod(0o755)
+    nbformat.write(solution, str(folder / "right.ipynb"))
+    nbformat.write(blank, str(folder / "blank.ipynb"))
+    for k in range(bug_sets):
+        nb = copy.deepcopy(solution)
+        for _, marker, source, _ in bug_set(k).values():
+            for cell in nb.cells:
+                if cell.cell_type == "code" and marker in cell.source:
+                    cell.source = source
+        nbformat.write(nb, str(folder / f"bugs_{k}.ipynb"))
+    return folder
+
+
+def verdicts(out: Path) -> dict[str, list]:
+    """Every test's name, score and message, and the status, per submission (what a student and a TA read)."""
+    found = {}
+    for path in sorted((out / "results").glob("*.json")):
+        results = json.loads(path.read_text())
+        found[path.stem] = [results["score"], results["extra_data"]["status"],
+                            [(t["name"], t["score"], t["output"]) for t in results["tests"]]]
+    return found
+
+
+@ROOT_ONLY
+@pytest.mark.slow
+@pytest.mark.parametrize("namespaces, bug_sets", [("auto", 4), ("off", 2)])
+def test_kernels_from_the_image_give_the_verdicts_of_kernels_started_afresh(release, tmp_path, namespaces, bug_sets):
+    folder = lab_class(release, tmp_path / "class", min(bug_sets, N_SETS))
+    plan = resolve(namespaces=namespaces)
+    imaged = grade_batch(folder, release[0] / "autograder/lab-autograder.zip", tmp_path / "imaged", jobs=2, plan=plan,
+                         progress=False, **FAST)
+    fresh = grade_batch(folder, release[0] / "autograder/lab-autograder.zip", tmp_path / "fresh", jobs=2, plan=plan,
+                        progress=False, kernel_image=False, **FAST)
+    assert IMAGE_USED in imaged.kernel_start and fresh.kernel_start == "started afresh for each submission"
+    assert verdicts(tmp_path / "imaged") == verdicts(tmp_path / "fresh")
+    totals = {row["name"]: row["total"] for row in imaged.book.rows}
+    assert totals["right"] == 80 and totals["blank"] == 0 and all(totals[f"bugs_{k}"] < 80 for k in range(min(bug_sets, N_SETS)))
+
+
+@ROOT_ONLY
+@pytest.mark.parametrize("namespaces", ["auto", "off"])
+def test_a_kernel_from_the_image_reaches_neither_it_nor_the_kernels_after_it(release, tmp_path, namespaces):
+    folder = tmp_path / "class"
+    folder.mkdir()
+    folder.chmod(0o755)
+    hostile = appended(notebook(release, "lab", "blank"), attack("reach_image"))
+    nbformat.write(hostile, str(folder / "a_hostile.ipynb"))
+    for name in ("b_honest", "c_honest"):  # graded after it (one at a time), from the same image
+        nbformat.write(notebook(release, "lab", "solution"), str(folder / f"{name}.ipynb"))
+    report = grade_batch(folder, release[0] / "autograder/lab-autograder.zip", tmp_path / "graded", jobs=1,
+                         plan=resolve(namespaces=namespaces), progress=False, **FAST)
+    assert IMAGE_USED in report.kernel_start
+    results = {p.stem: json.loads(p.read_text()) for p in (tmp_path / "graded/results").glob("*.json")}
+    assert {name: r["score"] for name, r in results.items()} == {"a_hostile": 0, "b_honest": 80, "c_honest": 80}, \
+        json.dumps(results["a_hostile"]["tests"][:2], indent=1)
+    assert len({r["extra_data"]["kernel"]["uid"] for r in results.values()}) == 3  # a fresh uid each
+    assert not Path("/dev/shm/poisoned-by-a-classmate").exists()
+
+
+def test_where_a_kernel_could_reach_the_image_it_is_not_used():
+    plan = resolve(namespaces="off")
+    if os.geteuid() == 0:
+        assert why_not(plan) == ""
+    else:
+        assert "no sandbox" in why_not(plan)
+    assert "GPU" in why_not(plan.for_gpu()) or os.geteuid() != 0

@@ -137,6 +137,16 @@ def make_undumpable() -> None:
 
 
 def child_pids() -> set[int]:
+    """This process's children: read from /proc/self/task/*/children where the kernel offers it (one small
+    file per thread, not a walk of every process on the machine), else found by psutil."""
+    try:
+        found: set[int] = set()
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as f:
+                found.update(int(pid) for pid in f.read().split())
+        return found
+    except (OSError, ValueError):
+        pass
     try:
         return {p.pid for p in psutil.Process().children()}
     except psutil.Error:
@@ -145,16 +155,10 @@ def child_pids() -> set[int]:
 
 def reap_zombies(spare: set[int] = frozenset()) -> None:
     """Collect exited children (orphans re-parented here), except ``spare`` (waited for by their owners)."""
-    try:
-        children = psutil.Process().children()
-    except psutil.Error:
-        return
-    for child in children:
-        if child.pid in spare:
-            continue
+    for pid in child_pids() - set(spare):
         try:
-            if child.status() == psutil.STATUS_ZOMBIE:
-                os.waitpid(child.pid, os.WNOHANG)
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                os.waitpid(pid, os.WNOHANG)
         except (psutil.Error, ChildProcessError, OSError):
             pass
 

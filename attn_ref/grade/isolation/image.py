@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import shutil
 import socket
 import subprocess
@@ -22,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from .launch_image import Unavailable, ask
 from .safeio import make_private_dir
 from .sandbox import SandboxPlan, kernel_env
 
@@ -114,3 +116,43 @@ class KernelImage:
         if not self.log.closed:
             self.log.close()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class HelperProcess:
+    """A trusted helper of a grading forked from the image instead of started afresh (the mutants' runner, which
+    imports torch): its standard streams are this side's pipes. The few methods of subprocess.Popen that
+    mistakes.py uses."""
+
+    def __init__(self, image: Path, source: str, cwd: Path, argv0: str):
+        to_helper, self_in = os.pipe()
+        self_out, from_helper = os.pipe()
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            pid = ask(str(image), {"kind": "runner", "source": source, "cwd": str(cwd), "argv0": argv0},
+                      [to_helper, from_helper, null])
+            self.pidfd = os.pidfd_open(pid)
+        except (Unavailable, OSError) as err:
+            os.close(self_in)
+            os.close(self_out)
+            raise ImageError(str(err)) from None
+        finally:
+            for fd in (to_helper, from_helper, null):
+                os.close(fd)
+        self.stdin = os.fdopen(self_in, "w")
+        self.stdout = os.fdopen(self_out, "r")
+
+    def kill(self) -> None:
+        try:
+            signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def wait(self) -> None:
+        """Until it has ended (the image reaps it); then its streams are closed."""
+        select.select([self.pidfd], [], [])
+        for stream in (self.stdin, self.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        os.close(self.pidfd)

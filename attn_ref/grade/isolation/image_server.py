@@ -27,6 +27,7 @@ import sys
 import types
 
 MAX_REQUEST = 1 << 20
+MAX_FDS = os.sysconf("SC_OPEN_MAX")
 LIBC = ctypes.CDLL(None, use_errno=True)
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_CHILD_SUBREAPER = 1, 4, 24, 36
 PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 38, 47, 4
@@ -74,7 +75,7 @@ def _unshareable():
 # ---- the child: read the request, confine, become the kernel -----------------------------------------
 
 def _read_request(conn):
-    data, fds, _, _ = socket.recv_fds(conn, MAX_REQUEST, 2)
+    data, fds, _, _ = socket.recv_fds(conn, MAX_REQUEST, 3)
     (size,) = struct.unpack("!I", data[:4])
     data = data[4:]
     while len(data) < size:
@@ -172,15 +173,49 @@ def _become(request):
     os.chdir(request["workdir"])
     os.environ.clear()
     os.environ.update(request["env"])
+    _fresh_process_state()
+
+
+def _fresh_process_state():
+    """What a fresh process would have that a copy of the image does not: its own seeds, default signals."""
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGCHLD, signal.SIGUSR1, signal.SIGUSR2):
         signal.signal(sig, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     import numpy
     import torch
 
-    # a fresh process draws its own seeds: so does each copy of the image
+    # a fresh process draws its own seeds: so does each copy of the image (random reseeds itself after fork)
     numpy.random.seed()
     torch.seed()
+
+
+def _run_main(source, argv):
+    """Run ``source`` as the program `python -c` would run: a __main__ of its own, ``argv`` as sys.argv."""
+    sys.argv = argv
+    main = types.ModuleType("__main__")
+    main.__builtins__ = __builtins__
+    sys.modules["__main__"] = main
+    exec(compile(source, "<string>", "exec"), main.__dict__)
+
+
+def _run_helper(conn, request, fds):
+    """A trusted helper of a grading (the mutants' runner: the assignment's code on the grader's inputs), as
+    the grader's own user, like the process it replaces: `python -I RUNNER` with pipes for its standard
+    streams. Never returns."""
+    if len(fds) != 3:
+        raise OSError("the request did not carry the helper's three streams")
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+    keep = conn.fileno()
+    os.closerange(3, keep)
+    os.closerange(keep + 1, MAX_FDS)
+    _reply(conn, {"pid": os.getpid()})
+    conn.close()
+    os.chdir(request["cwd"])
+    sys.path[:] = [p for p in sys.path if p]  # as with -I: not the current folder
+    _fresh_process_state()
+    _run_main(request["source"], [request["argv0"]])
+    raise SystemExit(0)
 
 
 def _child(conn, listener):
@@ -189,7 +224,9 @@ def _child(conn, listener):
     try:
         listener.close()
         request, fds = _read_request(conn)
-        if len(fds) != 2:
+        if request.get("kind") == "runner":
+            _run_helper(conn, request, fds)
+        if request.get("kind") != "kernel" or len(fds) != 2:
             raise OSError("the request did not carry the kernel's output")
         os.dup2(fds[0], 1)
         os.dup2(fds[1], 2)
@@ -197,7 +234,7 @@ def _child(conn, listener):
         os.dup2(null, 0)
         keep = conn.fileno()
         os.closerange(3, keep)
-        os.closerange(keep + 1, 1 << 16)
+        os.closerange(keep + 1, MAX_FDS)
         _confine(request)
         if request.get("namespaces"):
             _enter_namespaces(request["namespaces"])
@@ -216,11 +253,7 @@ def _child(conn, listener):
             _become(request)
             _reply(conn, {"pid": os.getpid()})
         conn.close()
-        sys.argv = ["-c", *request["kernel_args"]]
-        main = types.ModuleType("__main__")  # the kernel's own, as `python -c` would give it
-        main.__builtins__ = __builtins__
-        sys.modules["__main__"] = main
-        exec(compile(request["boot"], "<string>", "exec"), main.__dict__)
+        _run_main(request["boot"], ["-c", *request["kernel_args"]])
         code = 0
     except SystemExit as stop:
         code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
@@ -240,22 +273,15 @@ def _child(conn, listener):
 
 # ---- the image ------------------------------------------------------------------------------------------
 
-def _reap():
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-
-
 def serve(listener_fd):
     listener = socket.socket(fileno=listener_fd)  # bound and listening: made by the grader, in its own folder
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, "parent death signal")
     if os.getppid() == 1:
         return
-    _prctl(PR_SET_CHILD_SUBREAPER, 1, "subreaper")  # a kernel's orphans come back here and are reaped
+    _prctl(PR_SET_CHILD_SUBREAPER, 1, "subreaper")  # a kernel's orphans come back here, not to the supervisor
+    # ... and every child is reaped by the system as it exits: no zombie of a kernel's uid waits on this loop
+    # while its grading ends that uid's processes (each kernel sets SIGCHLD back to the default)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     _prctl(PR_SET_DUMPABLE, 0, "undumpable")
     _preload()
     why = _unshareable()
@@ -264,8 +290,7 @@ def serve(listener_fd):
     if why:
         return
     while True:
-        readable, _, _ = select.select([listener, sys.stdin], [], [], 0.5)
-        _reap()
+        readable, _, _ = select.select([listener, sys.stdin], [], [])
         if sys.stdin in readable and not os.read(sys.stdin.fileno(), 1):
             return  # the supervisor is gone or done
         if listener not in readable:

@@ -89,25 +89,30 @@ def _end(pid: int) -> None:
         pass
 
 
-def _ask(config: dict, argv: list[str], sandbox: int | None) -> int:
-    """The image's kernel for this start: its pid, as this process sees it."""
-    if len(argv) < 3 or argv[1] != "-c":
-        raise Unavailable("the kernel's command is not `python -c BOOT ...`")
-    request = {key: config.get(key) for key in ("uid", "gid", "limits", "nice", "cgroups", "env", "workdir")}
-    request.update(namespaces=sandbox, boot=argv[2], kernel_args=argv[3:])
+def ask(path: str, request: dict, fds: list[int]) -> int:
+    """Send one request (and ``fds``) to the image at ``path``; the pid of the process it forked for it."""
     data = json.dumps(request).encode()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
         conn.settimeout(REQUEST_TIMEOUT)
         try:
-            conn.connect(config["image"])
-            socket.send_fds(conn, [struct.pack("!I", len(data)) + data], [1, 2])
+            conn.connect(path)
+            socket.send_fds(conn, [struct.pack("!I", len(data)) + data], fds)
             size = struct.unpack("!I", _recv(conn, 4))[0]
             reply = json.loads(_recv(conn, min(size, 1 << 16)))
         except (OSError, ValueError, struct.error) as err:
             raise Unavailable(f"the image did not answer ({type(err).__name__}: {err})") from None
     if not isinstance(reply, dict) or not isinstance(reply.get("pid"), int):
-        raise Unavailable(f"the image could not start the kernel ({str(reply.get('error') if isinstance(reply, dict) else reply)[:200]})")
+        raise Unavailable(f"the image could not start it ({str(reply.get('error') if isinstance(reply, dict) else reply)[:200]})")
     return reply["pid"]
+
+
+def _ask(config: dict, argv: list[str], sandbox: int | None) -> int:
+    """The image's kernel for this start: its pid, as this process sees it."""
+    if len(argv) < 3 or argv[1] != "-c":
+        raise Unavailable("the kernel's command is not `python -c BOOT ...`")
+    request = {key: config.get(key) for key in ("uid", "gid", "limits", "nice", "cgroups", "env", "workdir")}
+    request.update(kind="kernel", namespaces=sandbox, boot=argv[2], kernel_args=argv[3:])
+    return ask(config["image"], request, [1, 2])
 
 
 def _recv(conn: socket.socket, size: int) -> bytes:

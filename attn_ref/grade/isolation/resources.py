@@ -131,6 +131,17 @@ class KernelCgroups:
     def bounds_memory(self) -> bool:
         return "memory" in self.folders
 
+    def pids(self) -> set[int]:
+        """Every process of the kernel: each joined its cgroup before it dropped privileges, and none can leave
+        it (a cgroup's files are root's). One read instead of a walk of every process on the machine."""
+        found: set[int] = set()
+        for procs in self.procs_files:
+            try:
+                found.update(int(line) for line in Path(procs).read_text().split())
+            except (OSError, ValueError):
+                pass
+        return found
+
     def oom_kills(self) -> int:
         """How many of the kernel's processes the OOM killer ended at the memory limit (v1: memory.oom_control,
         v2: memory.events)."""

@@ -179,6 +179,9 @@ class Supervisor(Runner):
 
     def close(self) -> None:
         if self.image is not None:
+            ended = self.image.process.poll()
+            if ended is not None:  # its launchers started the kernels after that afresh
+                self._image_note += f"; the image ended during the run (exit status {ended}), and kernels started afresh after that"
             self.image.close()
             self._before.discard(self.image.pid)
             self.image = None
@@ -219,8 +222,17 @@ class Supervisor(Runner):
 
     @staticmethod
     def _kernel_processes(run: _Running) -> list[psutil.Process]:
-        """As root every process of the kernel's uid; otherwise its grading process's descendants (the
-        kernel, bubblewrap's, and orphans: the grading process is their subreaper)."""
+        """Its cgroup's processes where it has one; else, as root, every process of the kernel's uid, and
+        otherwise its grading process's descendants (the kernel, bubblewrap's, and orphans: the grading
+        process is their subreaper)."""
+        if run.jail.cgroups is not None:
+            found = []
+            for pid in run.jail.cgroups.pids():
+                try:
+                    found.append(psutil.Process(pid))
+                except psutil.Error:
+                    pass
+            return found
         if run.jail.own_uid:
             return cleanup.living_processes(run.jail.uid)
         try:
@@ -305,14 +317,9 @@ class Supervisor(Runner):
     def _sweep_orphans(self) -> None:
         """Processes that came back to this subreaper from a finished grading: ended (user mode)."""
         live = set(self.running)
-        try:
-            children = psutil.Process().children()
-        except psutil.Error:
-            return
-        for child in children:
-            if child.pid in live or child.pid in self._before:
-                continue
+        for pid in cleanup.child_pids() - live - self._before:
             try:
+                child = psutil.Process(pid)
                 for p in [*child.children(recursive=True), child]:
                     p.kill()
             except psutil.Error:

@@ -28,7 +28,7 @@ class GradingContext:
 
     def mistakes(self) -> MistakeRunner:
         if self.mistake_runner is None:
-            self.mistake_runner = MistakeRunner(self.session.jail.plan.python, self.checks.helpers)
+            self.mistake_runner = MistakeRunner(self.session.jail.plan.python, self.checks.helpers, self.session.jail.image)
         return self.mistake_runner
 
     def close(self) -> None:

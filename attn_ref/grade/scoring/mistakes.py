@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..isolation.image import HelperProcess, ImageError
 from . import comparators as scoring
 from .checks import FunctionUnit, Probe
 from .inputs import Input
@@ -29,15 +30,21 @@ REPLY_TIMEOUT = 60.0  # seconds for one probe's mutants (the first also imports 
 class MistakeRunner:
     """The mutants' process of one grading: started on first use, ended with ``close``."""
 
-    def __init__(self, python: str, helpers: str):
-        self.python, self.helpers = python, helpers
-        self.process: subprocess.Popen | None = None
+    def __init__(self, python: str, helpers: str, image: Path | None = None):
+        self.python, self.helpers, self.image = python, helpers, image  # image: the batch's kernel image, if any
+        self.process: subprocess.Popen | HelperProcess | None = None
         self.broken = False
         self.folder = Path(tempfile.mkdtemp(prefix="attn-ref-mistakes-"))
 
     def _start(self) -> None:
-        self.process = subprocess.Popen([self.python, "-I", str(RUNNER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, text=True, cwd=self.folder)
+        if self.image is not None:  # torch is imported there already
+            try:
+                self.process = HelperProcess(self.image, RUNNER.read_text(), self.folder, str(RUNNER))
+            except ImageError:
+                self.process = None
+        if self.process is None:
+            self.process = subprocess.Popen([self.python, "-I", str(RUNNER)], stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=self.folder)
         self._send({"helpers": self.helpers})
 
     def _send(self, message: dict) -> None:
@@ -75,7 +82,7 @@ class MistakeRunner:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _readline(process: subprocess.Popen, timeout: float) -> str:
+def _readline(process: subprocess.Popen | HelperProcess, timeout: float) -> str:
     with selectors.DefaultSelector() as selector:
         selector.register(process.stdout, selectors.EVENT_READ)
         if not selector.select(timeout):

@@ -15,7 +15,6 @@ import ast
 from dataclasses import dataclass, field
 
 # Imported once, in the supervisor, before it forks the grading processes.
-from IPython.core.inputtransformer2 import TransformerManager
 
 # normalised (lower case, no underscores) family -> the contract's name for it
 FAMILIES = {
@@ -31,8 +30,17 @@ REFERENCE = "attn_ref"
 
 
 def python_source(cell_source: str) -> str:
-    """The cell as Python after IPython's own transforms (`%timeit`, `!ls`, `%%capture` become calls)."""
+    """The cell as Python after IPython's own transforms (`%timeit`, `!ls`, `%%capture` become calls). A cell
+    that is Python already has nothing to transform (magics, shell escapes, `?` and prompts are not Python),
+    so IPython, a fifth of the grader's start-up, is imported only for a cell that needs it."""
     try:
+        ast.parse(cell_source)
+        return cell_source
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        pass
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+
         return TransformerManager().transform_cell(cell_source)
     except Exception:  # noqa: BLE001
         return cell_source

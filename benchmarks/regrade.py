@@ -1,4 +1,5 @@
-"""Regrading a class: `attn-ref grade DIR --jobs 2` and `--cluster local:2` beside a loop of `otter run`.
+"""Regrading a class: `attn-ref grade DIR --jobs 2` (kernels from one kernel image, and
+with `--kernel-image off` every kernel started afresh) and `--cluster local:2` beside a loop of `otter run`.
 
 Run: .venv/bin/python benchmarks/regrade.py [--n 20] [--jobs 2]. Builds the lab release in a temporary folder, writes
 N lab submissions that otter can finish (correct, partly wrong, blank: no infinite loops, since otter has
@@ -78,6 +79,12 @@ def main() -> None:
         subprocess.run([*grade, "--out", str(tmp / "jobs"), "--jobs", str(args.jobs)], check=True, capture_output=True)
         rows.append((f"attn-ref grade --jobs {args.jobs}", time.perf_counter() - start))
 
+        start = time.perf_counter()  # every kernel started afresh (before the kernel image)
+        subprocess.run([*grade, "--out", str(tmp / "fresh"), "--jobs", str(args.jobs), "--kernel-image", "off"], check=True,
+                       capture_output=True)
+        rows.append(("  the same, --kernel-image off", time.perf_counter() - start))
+        same_fresh = grades(tmp / "jobs/grades.csv") == grades(tmp / "fresh/grades.csv")
+
         if not args.no_cluster:
             start = time.perf_counter()
             subprocess.run([*grade, "--out", str(tmp / "cluster"), "--cluster", f"local:{args.jobs}"], check=True,
@@ -96,6 +103,7 @@ def main() -> None:
     for label, seconds in rows:
         print(f"{label:34} {seconds:7.1f} s  {seconds / args.n:5.2f} s per submission  {otter / seconds:5.2f}x the otter loop")
     print(f"{'otter run, one by one':34} {otter:7.1f} s  {otter / args.n:5.2f} s per submission")
+    print(f"grades.csv with and without the kernel image identical: {same_fresh}")
     if not args.no_cluster:
         print(f"grades.csv of --jobs and --cluster identical: {same}")
 

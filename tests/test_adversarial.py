@@ -1005,6 +1005,7 @@ def test_a_ta_as_user_kernel_cannot_hear_its_classmates(release, as_user):
     results = {p.stem: json.loads(p.read_text()) for p in (work / "graded-eavesdropped/results").glob("*.json")}
     assert {name: r["score"] for name, r in results.items()} == {"a_eavesdropper": 0, "b_honest": 80, "c_honest": 80}
     assert {r["extra_data"]["sandbox"]["mode"] for r in results.values()} == {"namespaces"}
+    assert "kernels started from one kernel image" in done.stdout  # as a user, inside namespaces: the image serves
 
 
 @ROOT_ONLY
@@ -1032,6 +1033,8 @@ def test_a_kernel_that_kills_its_grader_costs_only_its_own_submission(release, a
     done = run(["grade", str(folder), "--autograder", str(work / "autograder/lab-autograder.zip"), "--out",
                 str(work / "graded-class"), "--jobs", "2"], namespaces="off")
     assert done.returncode == 0, done.stderr[-2000:]
+    # unsandboxed, a kernel would be the image's own user: every kernel starts afresh, and the summary says why
+    assert "kernels started afresh for each submission: no kernel image (no sandbox" in done.stdout
     rows = {r.split(",")[0]: r for r in (work / "graded-class/grades.csv").read_text().splitlines()[1:]}
     assert ",80," in rows["b_honest"] and ",80," in rows["c_honest"]
     # its grading process died: from outside, that is no grade (an empty total that says why), never a made-up 0

@@ -6,7 +6,7 @@ The rooms, by trust:
   library, numpy and torch, and the modules ``session.KERNEL_MODULES`` sends with it);
 * ``wire.py``, ``text.py``, ``errors.py``: the boundary: what crosses between the kernel and the grader, and
   how its text is made safe (sent into the kernel too, and used by the grader to validate every reply);
-* ``isolation/``: starting and confining kernels (sandbox, launcher, cleanup, limits, watchdog);
+* ``isolation/``: starting and confining kernels (sandbox, launcher, the kernel image, cleanup, limits, watchdog);
 * ``scoring/``: the trusted scorer (the checks' schema, inputs, comparators, one grader per unit kind,
   static analysis): it reads plain data only;
 * ``classroom/``: a TA's batch (discovery, cluster, gradebook, report, Canvas, written pages);

@@ -11,8 +11,9 @@ from pathlib import Path
 import nbformat
 import pytest
 from course_units import N_SETS, bug_set
-from test_adversarial import FAST, ROOT_ONLY, appended, attack, notebook
+from test_adversarial import FAST, ROOT_ONLY, appended, attack, notebook, replaced, with_function
 
+from attn_ref.grade import grade
 from attn_ref.grade.classroom.batch import grade_batch
 from attn_ref.grade.isolation.image import why_not
 from attn_ref.grade.isolation.sandbox import resolve
@@ -37,14 +38,14 @@ def lab_class(release, folder: Path, bug_sets: int) -> Path:
     return folder
 
 
+def verdict(results: dict) -> list:
+    """Every test's name, score and message, the status and the cell errors (what a student and a TA read)."""
+    return [results["score"], results["extra_data"]["status"], results["extra_data"]["cell_errors"],
+            [(t["name"], t["score"], t["output"]) for t in results["tests"]]]
+
+
 def verdicts(out: Path) -> dict[str, list]:
-    """Every test's name, score and message, and the status, per submission (what a student and a TA read)."""
-    found = {}
-    for path in sorted((out / "results").glob("*.json")):
-        results = json.loads(path.read_text())
-        found[path.stem] = [results["score"], results["extra_data"]["status"],
-                            [(t["name"], t["score"], t["output"]) for t in results["tests"]]]
-    return found
+    return {path.stem: verdict(json.loads(path.read_text())) for path in sorted((out / "results").glob("*.json"))}
 
 
 @ROOT_ONLY
@@ -61,6 +62,39 @@ def test_kernels_from_the_image_give_the_verdicts_of_kernels_started_afresh(rele
     assert verdicts(tmp_path / "imaged") == verdicts(tmp_path / "fresh")
     totals = {row["name"]: row["total"] for row in imaged.book.rows}
     assert totals["right"] == 80 and totals["blank"] == 0 and all(totals[f"bugs_{k}"] < 80 for k in range(min(bug_sets, N_SETS)))
+
+
+@ROOT_ONLY
+@pytest.mark.slow
+def test_loops_interrupts_restarts_and_exits_from_the_image_as_in_a_kernel_started_afresh(release, tmp_path):
+    """Interrupts and shutdowns pass through the launcher to a kernel of the image; a kernel that ignores them
+    is restarted (from the image again), one that exits is started again."""
+    loops = appended(with_function(release, "lab", "def additive_attention(",
+                                   "def additive_attention(*args):\n    while True:\n        pass"), "while True:\n    pass")
+    stubborn = with_function(release, "lab", "def sliding_window_mask(", """def sliding_window_mask(T, window, device=None):
+    while True:
+        try:
+            time.sleep(0.05)
+        except BaseException:
+            pass""")
+    exits = with_function(release, "lab", "def causal_mask(", "def causal_mask(T, device=None):\n    import os\n    os._exit(3)")
+    exits = appended(replaced(exits, "def self_attention(", "def self_attention(x, W_q, W_k, W_v, causal=True):\n    raise SystemExit(0)"),
+                     "import os\nos._exit(1)", at=4)
+    folder = tmp_path / "class"
+    folder.mkdir()
+    folder.chmod(0o755)
+    for name, nb in {"loops": loops, "stubborn": stubborn, "exits": exits}.items():
+        nbformat.write(nb, str(folder / f"{name}.ipynb"))
+    zip_path = release[0] / "autograder/lab-autograder.zip"
+    report = grade_batch(folder, zip_path, tmp_path / "graded", jobs=2, plan=resolve(), progress=False, **FAST)
+    assert IMAGE_USED in report.kernel_start
+    # a batch grades a timeout again alone and says so in its status; the rest must be the same
+    batch = {name: [v[0], v[1].replace(" (also when graded again alone)", ""), *v[2:]]
+             for name, v in verdicts(tmp_path / "graded").items()}
+    alone = {name: verdict(grade(folder / f"{name}.ipynb", zip_path, out_dir=tmp_path / "alone", plan=resolve(), **FAST))
+             for name in batch}
+    assert batch == alone
+    assert batch["loops"][1] == "timeout" and batch["stubborn"][0] == 70 and batch["exits"][0] < 80
 
 
 @ROOT_ONLY

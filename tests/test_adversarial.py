@@ -1039,3 +1039,25 @@ def test_a_kernel_that_kills_its_grader_costs_only_its_own_submission(release, a
     assert ",80," in rows["b_honest"] and ",80," in rows["c_honest"]
     # its grading process died: from outside, that is no grade (an empty total that says why), never a made-up 0
     assert "not graded: the grader failed" in rows["a_killer"] and ",80," not in rows["a_killer"]
+
+
+@ROOT_ONLY
+@pytest.mark.slow
+def test_a_ta_as_user_kernel_from_the_image_is_still_bounded_in_memory(release, as_user):
+    """As a user there is no cgroup: the supervisor sums the memory of the kernel's processes. A kernel forked
+    from the image is the image's child, not the grading process's: it is found in its sandbox's PID
+    namespace, so its memory is still counted and a hog is stopped."""
+    work, run = as_user
+    folder = work / "hogs"
+    folder.mkdir()
+    hog = MEMORY_HOG.replace("range(8)", "range(14)").replace("8 x 256 MB", "14 x 256 MB")  # past the default 3 GB
+    nbformat.write(appended(notebook(release, "lab", "solution"), hog), str(folder / "a_hog.ipynb"))
+    shutil.copy(work / "solutions/lab/lab.ipynb", folder / "b_honest.ipynb")
+    subprocess.run(["chown", "-R", TA_USER, str(folder)], check=True)
+    done = run(["grade", str(folder), "--autograder", str(work / "autograder/lab-autograder.zip"), "--out",
+                str(work / "graded-hogs"), "--jobs", "2"])
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "kernels started from one kernel image" in done.stdout
+    rows = {r.split(",")[0]: r for r in (work / "graded-hogs/grades.csv").read_text().splitlines()[1:]}
+    assert "stopped: its processes used more than 3 GB of memory together" in rows["a_hog"]
+    assert rows["b_honest"].endswith(",80,ok")

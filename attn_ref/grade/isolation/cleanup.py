@@ -181,6 +181,14 @@ def _kill_all_as(uid: int) -> None:
     os.waitpid(pid, 0)
 
 
+def pid_namespace(pid: int) -> str | None:
+    """The PID namespace a process lives in (its /proc link, such as 'pid:[4026532258]'), or None."""
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None
+
+
 def living_processes(uid: int) -> list[psutil.Process]:
     """Processes of ``uid`` that are not zombies (real, effective or saved uid)."""
     found = []

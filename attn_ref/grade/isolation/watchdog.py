@@ -236,9 +236,17 @@ class Supervisor(Runner):
         if run.jail.own_uid:
             return cleanup.living_processes(run.jail.uid)
         try:
-            return psutil.Process(run.pid).children(recursive=True)
+            tree = psutil.Process(run.pid).children(recursive=True)
         except psutil.Error:
             return []
+        if run.jail.image is None:
+            return tree
+        # a kernel forked from the image is the image's child, in the PID namespace of the sandbox its launcher
+        # made (a descendant here); it cannot leave that namespace (no capabilities, no new user namespace)
+        sandboxes = {cleanup.pid_namespace(p.pid) for p in tree} - {cleanup.pid_namespace(os.getpid()), None}
+        known = {p.pid for p in tree}
+        return tree + [p for p in cleanup.living_processes(os.getuid())
+                       if p.pid not in known and cleanup.pid_namespace(p.pid) in sandboxes]
 
     def _kill_kernel(self, run: _Running) -> None:
         """End the kernel's processes of one running job, not its grading process."""

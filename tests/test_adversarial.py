@@ -233,13 +233,16 @@ def test_infinite_loops_in_a_task_and_in_a_cell(release, local):
     assert results["extra_data"]["status"] == "timeout"
 
 
-def test_a_loop_that_ignores_interrupts_restarts_the_kernel(release, local):
-    nb = with_function(release, "lab", "def sliding_window_mask(", """def sliding_window_mask(T, window, device=None):
+IGNORES_INTERRUPTS = """def sliding_window_mask(T, window, device=None):
     while True:
         try:
             time.sleep(0.05)
         except BaseException:
-            pass""")
+            pass"""
+
+
+def test_a_loop_that_ignores_interrupts_restarts_the_kernel(release, local):
+    nb = with_function(release, "lab", "def sliding_window_mask(", IGNORES_INTERRUPTS)
     results = local(nb, "lab")
     got, full = scores(results), max_scores(results)
     assert got["c7"] == 0 and got["c8"] == full["c8"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from course_units import N_SETS, bug_set
-from test_adversarial import FAST, ROOT_ONLY, appended, attack, notebook, replaced, with_function
+from test_adversarial import FAST, IGNORES_INTERRUPTS, ROOT_ONLY, appended, attack, notebook, replaced, with_function
 
 from attn_ref.grade import grade
 from attn_ref.grade.classroom.batch import grade_batch
@@ -71,12 +71,7 @@ def test_loops_interrupts_restarts_and_exits_from_the_image_as_in_a_kernel_start
     is restarted (from the image again), one that exits is started again."""
     loops = appended(with_function(release, "lab", "def additive_attention(",
                                    "def additive_attention(*args):\n    while True:\n        pass"), "while True:\n    pass")
-    stubborn = with_function(release, "lab", "def sliding_window_mask(", """def sliding_window_mask(T, window, device=None):
-    while True:
-        try:
-            time.sleep(0.05)
-        except BaseException:
-            pass""")
+    stubborn = with_function(release, "lab", "def sliding_window_mask(", IGNORES_INTERRUPTS)
     exits = with_function(release, "lab", "def causal_mask(", "def causal_mask(T, device=None):\n    import os\n    os._exit(3)")
     exits = appended(replaced(exits, "def self_attention(", "def self_attention(x, W_q, W_k, W_v, causal=True):\n    raise SystemExit(0)"),
                      "import os\nos._exit(1)", at=4)

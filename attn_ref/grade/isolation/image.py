@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 import os
 import select
-import signal
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile

@@ -32,8 +32,8 @@ from ..results import Outcome
 from ..settings import MARGIN, Limits
 from ..wire import Status
 from . import cleanup, resources
-from .safeio import remove_tree
 from .image import ImageError, KernelImage
+from .safeio import remove_tree
 from .sandbox import Jail, SandboxPlan
 
 MAX_RESULTS = 32 << 20  # the largest results a grading process may send
@@ -92,7 +92,7 @@ class Runner(ABC):
         """Grade every job, yielding each as it finishes; ``prepare(job)`` (an Admission) is asked before
         each start. On KeyboardInterrupt (or when the iterator is closed), what runs is ended, reported never."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - a hook: a runner that keeps nothing between calls has nothing to do
         """Release what the runner keeps between calls of ``finished`` (the supervisor's kernel image)."""
 
     @property

@@ -957,7 +957,9 @@ def as_user(release, gradescope):
     _, _, prefix = gradescope
     out, _ = release
     if subprocess.run(["id", TA_USER], capture_output=True).returncode != 0:
-        subprocess.run(["useradd", "--create-home", TA_USER], check=True)
+        made = subprocess.run(["useradd", "--create-home", TA_USER], capture_output=True, text=True)
+        # another test worker may have made the user in between: what matters is that it exists now
+        assert subprocess.run(["id", TA_USER], capture_output=True).returncode == 0, made.stderr
     work = Path(tempfile.mkdtemp(prefix="attn-ref-ta-", dir="/var/tmp"))
     shutil.copytree(Path(__file__).parents[1] / "attn_ref", work / "src" / "attn_ref")
     for name in ("solutions/lab/lab.ipynb", "assignments/practice/practice.ipynb", "assignments/lab/lab.ipynb",

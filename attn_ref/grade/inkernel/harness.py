@@ -146,7 +146,9 @@ class _Watch:
         ``.item()``, ``.tolist()``, ``.cpu().numpy()``, ``torch.allclose``) is sound, so a read gets stand-in
         values (zeros; True for a comparison) and the call goes on, to show where its outputs land. A read
         that cannot be stood in for (boolean indexing: the size depends on the values) raises as before;
-        either way the reply notes it, and a failure after a read says nothing about devices."""
+        either way the reply notes it, and a failure after a read says nothing about devices. An op whose
+        tensors are all on meta is worked out on CPU stand-ins (_on_cpu_stand_ins), not by torch's Python
+        meta kernels, whose first call imports torch's compiler."""
         from torch.utils._python_dispatch import TorchDispatchMode
 
         torch, watch = self.torch, self
@@ -174,7 +176,9 @@ class _Watch:
                 if name in VALUE_OPS or (name == "index" and _bool_index(args, torch)):
                     if on_meta(_flat(args, kwargs)):
                         watch.meta_values_read = True
-                return func(*args, **kwargs)
+                    return func(*args, **kwargs)
+                found = _on_cpu_stand_ins(func, args, kwargs, torch)
+                return func(*args, **kwargs) if found is _MISSING else found
 
         return Mode()
 
@@ -214,6 +218,68 @@ class _Watch:
         if isinstance(result, self.torch.Tensor):  # a view, copy or concatenation of a weight is that weight
             self.derived[result] = set(sources)
 
+
+def _on_cpu_stand_ins(func, args, kwargs, torch):
+    """What an op on meta tensors gives, found by running it on CPU tensors of zeros laid out as they are and
+    giving its outputs back as meta tensors of those shapes, strides and dtypes.
+
+    Why: torch's meta kernels are mostly Python decompositions, and their first call imports torch's
+    compiler and sympy (a CPU-second or more, the largest part of a single grading's start-up). Only where
+    every tensor of the op is on meta (and any device it is asked for is meta): an op that mixes devices,
+    reads values, makes a view, draws random numbers, writes to ``out=`` or fails on CPU is left to the meta
+    kernel, so what it does (the device errors that the meta probes are for) is exactly what it did.
+    Returns _MISSING for those."""
+    if func.is_view or "out" in kwargs or torch.Tag.nondeterministic_seeded in func.tags:
+        return _MISSING
+    inplace = func._schema.is_mutable
+    if inplace and not (func._schema.name.endswith("_") and len(func._schema.returns) == 1):
+        return _MISSING
+    device = kwargs.get("device")
+    if device is not None and torch.device(device).type != "meta":
+        return _MISSING
+    tensors = [v for v in _flat(args, kwargs) if isinstance(v, torch.Tensor)]
+    if not tensors and device is None or any(t.device.type != "meta" for t in tensors):
+        return _MISSING
+    if sum(t.numel() for t in tensors) > _STAND_IN_LIMIT:
+        return _MISSING
+    stand_ins = {}
+
+    def stand_in(value):
+        if isinstance(value, torch.Tensor):
+            if id(value) not in stand_ins:
+                size = value.storage_offset() + 1 + sum((n - 1) * s for n, s in zip(value.shape, value.stride()) if n)
+                storage = torch.zeros(size if value.numel() else 0, dtype=value.dtype)
+                stand_ins[id(value)] = storage.as_strided(value.shape, value.stride(), value.storage_offset())
+            return stand_ins[id(value)]
+        if isinstance(value, (list, tuple)):
+            return type(value)(stand_in(v) for v in value)
+        return value
+
+    cpu_args = [stand_in(a) for a in args]
+    cpu_kwargs = {k: stand_in(v) for k, v in kwargs.items()}
+    if device is not None:
+        cpu_kwargs["device"] = torch.device("cpu")
+    try:
+        result = func(*cpu_args, **cpu_kwargs)
+    except Exception:  # noqa: BLE001 - the meta kernel decides, as it did
+        return _MISSING
+    if inplace:
+        target = args[0]
+        if not isinstance(target, torch.Tensor) or result is not stand_ins.get(id(target)) or result.shape != target.shape:
+            return _MISSING
+        return target
+
+    def on_meta(value):
+        if isinstance(value, torch.Tensor):
+            return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device="meta")
+        if isinstance(value, (list, tuple)):
+            return type(value)(on_meta(v) for v in value)
+        return value
+
+    return on_meta(result)
+
+
+_STAND_IN_LIMIT = 1 << 22  # elements: beyond, the meta kernel (it allocates nothing)
 
 # aten ops that read a tensor's values into Python or size a result by them: on meta tensors they fail
 STAND_IN_READS = frozenset({"_local_scalar_dense", "allclose", "equal"})  # a Python value comes back

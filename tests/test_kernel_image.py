@@ -6,6 +6,9 @@ from __future__ import annotations
 import copy
 import json
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -90,6 +93,23 @@ def test_loops_interrupts_restarts_and_exits_from_the_image_as_in_a_kernel_start
              for name in batch}
     assert batch == alone
     assert batch["loops"][1] == "timeout" and batch["stubborn"][0] == 70 and batch["exits"][0] < 80
+
+
+@ROOT_ONLY
+@pytest.mark.slow
+@pytest.mark.skipif(not shutil.which("unshare"), reason="needs util-linux's unshare")
+def test_a_grader_that_is_pid_1_of_its_container_still_starts_kernels_from_the_image(release, tmp_path):
+    """A container's entrypoint is PID 1: the image must tell its supervisor apart from an adoptive init."""
+    folder = lab_class(release, tmp_path / "class", 0)
+    run = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-m", "attn_ref", "grade",
+                          str(folder), "--autograder", str(release[0] / "autograder/lab-autograder.zip"),
+                          "--out", str(tmp_path / "graded"), "--jobs", "2", "--cell-timeout", "20",
+                          "--call-timeout", "8", "--timeout", "60"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert IMAGE_USED in run.stdout, run.stdout
+    assert {p.stem: json.loads(p.read_text())["score"] for p in (tmp_path / "graded/results").glob("*.json")} \
+        == {"right": 80, "blank": 0}
 
 
 @ROOT_ONLY

@@ -273,10 +273,10 @@ def _child(conn, listener):
 
 # ---- the image ------------------------------------------------------------------------------------------
 
-def serve(listener_fd):
+def serve(listener_fd, supervisor):
     listener = socket.socket(fileno=listener_fd)  # bound and listening: made by the grader, in its own folder
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, "parent death signal")
-    if os.getppid() == 1:
+    if os.getppid() != supervisor:  # it died before the signal was set: this process was handed on
         return
     _prctl(PR_SET_CHILD_SUBREAPER, 1, "subreaper")  # a kernel's orphans come back here, not to the supervisor
     # ... and every child is reaped by the system as it exits: no zombie of a kernel's uid waits on this loop
@@ -308,4 +308,4 @@ def serve(listener_fd):
 
 
 if __name__ == "__main__":
-    serve(int(sys.argv[1]))
+    serve(int(sys.argv[1]), int(sys.argv[2]))

@@ -3,8 +3,9 @@
 
 Run: .venv/bin/python benchmarks/grade.py [--repeat 5] [--cpus 0]. Both commands run under
 `taskset -c CPUS` (Gradescope's default runner has half a vCPU; one core is the closest this machine has)
-and are measured alternately, N times each, in one run. Prints the median wall time and the peak of the
-summed PSS (proportional set size: shared pages counted once in total, not once per process as RSS does)
+and are measured alternately, N times each, in one run. Prints the median wall time, the median CPU time (user + system of every
+process in the tree, each as last sampled, every 10 ms: a kernel runs as another uid and is not always
+reaped by an ancestor, so getrusage would miss it) and the peak of the summed PSS (proportional set size: shared pages counted once in total, not once per process as RSS does)
 of the whole process tree (grader, grading process, kernel), sampled every 50 ms with psutil from outside
 the pinned core. Asserts nothing. As root, `attn-ref grade` runs the kernel as a fresh uid, in its own
 namespaces where bubblewrap works, as on Gradescope.
@@ -36,12 +37,15 @@ from course_units import COURSE, assignment  # noqa: E402
 BIN = Path(sys.executable).parent
 
 
-def tree_pss(root: psutil.Process) -> int:
-    total = 0
+def tree(root: psutil.Process) -> list[psutil.Process]:
     try:
-        processes = [root, *root.children(recursive=True)]
+        return [root, *root.children(recursive=True)]
     except psutil.Error:
-        return 0
+        return []
+
+
+def tree_pss(processes: list[psutil.Process]) -> int:
+    total = 0
     for p in processes:
         try:
             total += p.memory_full_info().pss
@@ -50,16 +54,25 @@ def tree_pss(root: psutil.Process) -> int:
     return total
 
 
-def measure(cmd: list[str], cwd: Path) -> tuple[float, int, int]:
-    """(wall seconds, peak summed PSS of the process tree in bytes, exit code)."""
+def measure(cmd: list[str], cwd: Path) -> tuple[float, float, int, int]:
+    """(wall seconds, CPU seconds, peak summed PSS of the process tree in bytes, exit code)."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     root = psutil.Process(proc.pid)
-    peak = 0
+    peak, cpu, tick = 0, {}, 0
     while proc.poll() is None:
-        peak = max(peak, tree_pss(root))
-        time.sleep(0.05)
-    return time.perf_counter() - start, peak, proc.returncode
+        processes = tree(root)
+        for p in processes:
+            try:
+                times = p.cpu_times()
+                cpu[(p.pid, p.create_time())] = times.user + times.system
+            except psutil.Error:
+                pass
+        if tick % 5 == 0:
+            peak = max(peak, tree_pss(processes))
+        tick += 1
+        time.sleep(0.01)
+    return time.perf_counter() - start, sum(cpu.values()), peak, proc.returncode
 
 
 def plain_otter_zip(tmp: Path) -> Path:
@@ -97,16 +110,17 @@ def main() -> None:
                 (tmp / "results.json").unlink(missing_ok=True)
                 runs[label].append(measure(cmd, tmp))
         for label, results in runs.items():
-            assert all(code == 0 for _, _, code in results), f"{label} failed"
-    rows = [(label, statistics.median(w for w, _, _ in r), min(w for w, _, _ in r), max(p for _, p, _ in r))
-            for label, r in runs.items()]
+            assert all(code == 0 for *_, code in results), f"{label} failed"
+    rows = [(label, statistics.median(w for w, *_ in r), min(w for w, *_ in r), statistics.median(c for _, c, *_ in r),
+             max(p for _, _, p, _ in r)) for label, r in runs.items()]
     print(f"lab solution, one grading; cores: {'taskset -c ' + args.cpus if pin else 'all'} of {os.cpu_count()}; "
           f"{args.repeat} runs each, alternating")
-    print("memory: peak of the summed PSS of every process in the tree, sampled every 50 ms")
-    print(f"{'':16} {'median s':>9} {'best s':>8} {'peak MB':>9}")
-    for label, wall, best, peak in rows:
-        print(f"{label:16} {wall:9.2f} {best:8.2f} {peak / 1e6:9.0f}")
-    print(f"otter run / attn-ref grade: {rows[1][1] / rows[0][1]:.2f}x time, {rows[1][3] / rows[0][3]:.2f}x memory")
+    print("CPU: user + system of every process in the tree, sampled every 10 ms; memory: peak of the summed PSS, every 50 ms")
+    print(f"{'':16} {'median s':>9} {'best s':>8} {'CPU s':>7} {'peak MB':>9}")
+    for label, wall, best, cpu, peak in rows:
+        print(f"{label:16} {wall:9.2f} {best:8.2f} {cpu:7.2f} {peak / 1e6:9.0f}")
+    print(f"otter run / attn-ref grade: {rows[1][1] / rows[0][1]:.2f}x time, {rows[1][3] / rows[0][3]:.2f}x CPU, "
+          f"{rows[1][4] / rows[0][4]:.2f}x memory")
 
 
 if __name__ == "__main__":

@@ -20,10 +20,18 @@ def with_otter(tmp_path_factory):
     return out
 
 
+def _text(part: bytes | str | None) -> str:
+    return part.decode(errors="replace") if isinstance(part, bytes) else part or ""
+
+
 def _otter_run(zip_path, notebook, out) -> dict:
     out.mkdir()
-    done = subprocess.run([sys.executable, "-m", "otter", "run", "-a", str(zip_path), "-o", str(out), str(notebook)],
-                          capture_output=True, text=True, timeout=600)
+    try:
+        done = subprocess.run([sys.executable, "-m", "otter", "run", "-a", str(zip_path), "-o", str(out), str(notebook)],
+                              capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired as hung:  # say where otter stood, not only that it hung
+        tail = "\n".join(_text(part)[-2000:] for part in (hung.stdout, hung.stderr))
+        pytest.fail(f"otter run did not finish in 600 s on {notebook.name}; its output so far:\n{tail}")
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads((out / "results.json").read_text())
 

@@ -3,9 +3,10 @@
 
 Run: .venv/bin/python benchmarks/grade.py [--repeat 5] [--cpus 0]. Both commands run under
 `taskset -c CPUS` (Gradescope's default runner has half a vCPU; one core is the closest this machine has)
-and are measured alternately, N times each, in one run. Prints the median wall time, the median CPU time (user + system of every
-process in the tree, each as last sampled, every 10 ms: a kernel runs as another uid and is not always
-reaped by an ancestor, so getrusage would miss it) and the peak of the summed PSS (proportional set size: shared pages counted once in total, not once per process as RSS does)
+and are measured alternately, N times each, in one run. Prints the median wall time, the median CPU time
+(user + system of every process in the tree, each as last sampled, every 10 ms: a kernel runs as another
+uid and is not always reaped by an ancestor, so getrusage would miss it) and the peak of the summed PSS
+(proportional set size: shared pages counted once in total, not once per process as RSS does)
 of the whole process tree (grader, grading process, kernel), sampled every 50 ms with psutil from outside
 the pinned core. Asserts nothing. As root, `attn-ref grade` runs the kernel as a fresh uid, in its own
 namespaces where bubblewrap works, as on Gradescope.

@@ -62,7 +62,9 @@ class KernelImage:
             try:
                 listener.bind(str(self.socket))
                 listener.listen(64)
-                self.process = subprocess.Popen([plan.python, "-c", SERVER, str(listener.fileno()), str(os.getpid())], cwd=home, env=env,
+                # the supervisor's pid: the image tells it apart from an adoptive parent (the supervisor may be PID 1)
+                self.process = subprocess.Popen([plan.python, "-c", SERVER, str(listener.fileno()), str(os.getpid())],
+                                                cwd=home, env=env,
                                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
                                                 pass_fds=[listener.fileno()], start_new_session=True)
             except OSError as err:

@@ -844,15 +844,54 @@ def csv_rows(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+class TasOwnKernel:
+    """A Jupyter kernel of the TA's (root's), on TCP as Jupyter's kernels are by default, that runs the lab's
+    solution cell by cell, again and again, while it lives: the solution open in the TA's own notebook."""
+
+    def __init__(self, cells: list[str]):
+        import threading
+
+        from jupyter_client.manager import start_new_kernel
+
+        self.manager, self.client = start_new_kernel(kernel_name="python3")
+        assert self.manager.transport == "tcp"
+        self.cells, self.stop, self.runs = cells, threading.Event(), 0
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            for cell in self.cells:
+                self.client.execute_interactive(cell, timeout=30, output_hook=lambda _: None)
+            self.runs += 1
+            self.stop.wait(0.3)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(60)
+        self.client.stop_channels()
+        self.manager.shutdown_kernel(now=True)
+
+
+def solution_functions(release) -> list[str]:
+    return [c.source for c in notebook(release, "lab", "solution").cells
+            if c.cell_type == "code" and c.source.lstrip().startswith("def ")]
+
+
 @ROOT_ONLY
 @pytest.mark.slow
 def test_a_kernel_cannot_hear_its_classmates_in_a_root_batch_without_namespaces(release, tmp_path):
-    """Neither their channels nor their kernels' logs (raw output, named on every kernel's command line)."""
-    solution = "\n\n".join(c.source for c in notebook(release, "lab", "solution").cells
-                            if c.cell_type == "code" and c.source.lstrip().startswith("def "))
-    log_reader = appended(notebook(release, "lab", "blank"), attack("read_logs", SECONDS="10", SOLUTION=repr(solution)))
-    totals, uids = graded_class(release, tmp_path, {"a_eavesdropper": eavesdropper(release), "a_log_reader": log_reader},
-                                ["b_honest", "c_honest"], "off", jobs=4)
+    """Neither their channels, nor their kernels' logs (raw output, named on every kernel's command line), nor
+    the TA's own Jupyter kernel on the shared loopback running the solution (TCP: IOPub needs no key to read)."""
+    log_reader = appended(notebook(release, "lab", "blank"),
+                          attack("read_logs", SECONDS="10", SOLUTION=repr("\n\n".join(solution_functions(release)))))
+    tas_kernel = TasOwnKernel(solution_functions(release))
+    try:
+        totals, uids = graded_class(release, tmp_path, {"a_eavesdropper": eavesdropper(release), "a_log_reader": log_reader},
+                                    ["b_honest", "c_honest"], "off", jobs=4)
+    finally:
+        tas_kernel.close()
+    assert tas_kernel.runs > 10  # it spoke all along
     assert totals == {"a_eavesdropper": 0, "a_log_reader": 0, "b_honest": 80, "c_honest": 80}
     assert not kernel_uid_processes(uids)
 
@@ -861,13 +900,19 @@ def test_a_kernel_cannot_hear_its_classmates_in_a_root_batch_without_namespaces(
 @pytest.mark.slow
 def test_a_kernel_reaches_neither_classmates_nor_the_cluster_on_a_local_cluster_without_namespaces(release, tmp_path,
                                                                                                    monkeypatch):
-    """As root without namespaces every kernel shares the loopback with the cluster's scheduler and workers."""
+    """As root without namespaces every kernel shares the loopback with the cluster's scheduler and workers,
+    and with the TA's own Jupyter kernel."""
     monkeypatch.setenv("ATTN_REF_NAMESPACES", "off")  # the workers' graders read it
     mark = tmp_path / "a-task-ran-here"  # tmp_path is root's (0700): only a task run by a worker can write it
     reach = appended(notebook(release, "lab", "blank"), attack("reach_cluster", MARK=str(mark), SECONDS="15",
                                                                 GRADER_SITE=sysconfig.get_paths()["purelib"]))
-    totals, uids = graded_class(release, tmp_path, {"a_eavesdropper": eavesdropper(release), "c_reaches_the_cluster": reach},
-                                ["b_honest"], "off", cluster="local:2")
+    tas_kernel = TasOwnKernel(solution_functions(release))  # kernels here start afresh (launch.py), not from an image
+    try:
+        totals, uids = graded_class(release, tmp_path, {"a_eavesdropper": eavesdropper(release), "c_reaches_the_cluster": reach},
+                                    ["b_honest"], "off", cluster="local:2")
+    finally:
+        tas_kernel.close()
+    assert tas_kernel.runs > 10
     assert totals == {"a_eavesdropper": 0, "b_honest": 80, "c_reaches_the_cluster": 0}
     assert not mark.exists(), mark.read_text()
     assert not kernel_uid_processes(uids)

@@ -1,7 +1,7 @@
 """The kernel image: a process of the students' environment that has imported numpy and torch once, and
 forks one kernel per request, so that a batch pays torch's import once instead of once per submission.
 
-Started by the grader's supervisor (image.py) as `python -c SOURCE FD`, the way a kernel starts (the same
+Started by the grader's supervisor (image.py) as `python -c SOURCE FD SUPERVISOR NETWORK_BAN`, the way a kernel starts (the same
 interpreter, flags and environment), from a private empty folder; FD is a listening Unix socket the grader
 made in a folder of its own (so no path of it is in the command line every kernel inherits). Standard library only, apart from
 what it imports to share: numpy, torch, the part of torch that meta tensors load on first use, and
@@ -11,12 +11,14 @@ ipykernel's modules (no kernel is made). It refuses to serve if those imports le
 It never reads a request itself and runs no student code: on each connection (the socket lies in a folder
 only the grader can reach, and the peer must be the grader's own uid) it forks, and only the child reads the
 request, confines itself as launch.py confines a kernel (oom score, cgroup, nice, rlimits, umask, the
-namespaces bubblewrap made for this start, the submission's uid, no capabilities left) and becomes the
+network ban where it has no namespaces, the namespaces bubblewrap made for this start, the submission's uid,
+no capabilities left) and becomes the
 kernel. So the image's memory holds what its imports made, never anything of a grading, and each kernel
 is a copy of that, in a process no other submission's code ran in.
 """
 
 import ctypes
+import importlib.util
 import json
 import os
 import select
@@ -36,6 +38,7 @@ CAPABILITY_VERSION_3 = 0x20080522
 # joined in this order: the outer user namespace first (bubblewrap's mount namespace belongs to it), the inner
 # one (bubblewrap's --disable-userns) last
 NAMESPACES = ("mnt", "net", "ipc", "uts", "pid", "cgroup")
+NETWORK = None  # launch_network.py, loaded by serve() before any fork
 
 
 def _check(result, what):
@@ -152,6 +155,8 @@ def _confine(request):
         value = value if hard == resource.RLIM_INFINITY else min(value, hard)
         resource.setrlimit(limit, (value, value))
     os.umask(0o077)
+    if request.get("deny_network"):  # no network namespace: Unix sockets only (raises where it cannot)
+        NETWORK.deny_network()
     if request.get("uid") is not None:
         os.setgroups([])  # in the init user namespace: a sandbox's denies setgroups
 
@@ -273,7 +278,15 @@ def _child(conn, listener):
 
 # ---- the image ------------------------------------------------------------------------------------------
 
-def serve(listener_fd, supervisor):
+def _load_network_ban(path):
+    spec = importlib.util.spec_from_file_location("launch_network", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def serve(listener_fd, supervisor, network_ban):
+    global NETWORK
     listener = socket.socket(fileno=listener_fd)  # bound and listening: made by the grader, in its own folder
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, "parent death signal")
     if os.getppid() != supervisor:  # it died before the signal was set: this process was handed on
@@ -283,6 +296,7 @@ def serve(listener_fd, supervisor):
     # while its grading ends that uid's processes (each kernel sets SIGCHLD back to the default)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     _prctl(PR_SET_DUMPABLE, 0, "undumpable")
+    NETWORK = _load_network_ban(network_ban)
     _preload()
     why = _unshareable()
     sys.stdout.write(json.dumps({"ready": not why, "why": why}) + "\n")
@@ -308,4 +322,4 @@ def serve(listener_fd, supervisor):
 
 
 if __name__ == "__main__":
-    serve(int(sys.argv[1]), int(sys.argv[2]))
+    serve(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3])

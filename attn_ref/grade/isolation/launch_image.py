@@ -110,7 +110,7 @@ def _ask(config: dict, argv: list[str], sandbox: int | None) -> int:
     """The image's kernel for this start: its pid, as this process sees it."""
     if len(argv) < 3 or argv[1] != "-c":
         raise Unavailable("the kernel's command is not `python -c BOOT ...`")
-    request = {key: config.get(key) for key in ("uid", "gid", "limits", "nice", "cgroups", "env", "workdir")}
+    request = {key: config.get(key) for key in ("uid", "gid", "limits", "nice", "cgroups", "env", "workdir", "deny_network")}
     request.update(kind="kernel", namespaces=sandbox, boot=argv[2], kernel_args=argv[3:])
     return ask(config["image"], request, [1, 2])
 

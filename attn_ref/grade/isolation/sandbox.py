@@ -10,7 +10,9 @@ Two independent layers (README, "Security"):
   it): the kernel sees only its folders, the student environment and a private /tmp, in its own PID,
   network, IPC and mount namespaces.
 
-In every mode the kernel talks to the grader over Unix sockets only (kernel.py).
+In every mode the kernel talks to the grader over Unix sockets only (kernel.py). Where it has no network
+namespace, a seccomp filter denies it every other kind of socket (launch_network.py): the loopback it
+shares holds other programs' channels (a TA's own Jupyter kernels speak TCP).
 
 A user without namespaces gets neither: the kernel runs as that user ("unsandboxed"), and only its
 descendants are ended. The kernel always runs in a student environment where attn_ref is not importable.
@@ -31,6 +33,7 @@ from . import cleanup, resources
 from .safeio import make_kernel_dir, make_private_dir, write_new
 
 LAUNCHER = Path(__file__).with_name("launch.py")
+NETWORK_BAN = Path(__file__).with_name("launch_network.py")
 PROBE_TIMEOUT = 30
 STUDENT_ENV_ROOT = Path("/opt/attn-ref/student")  # setup.sh's place on Gradescope; `make` uses it as root
 
@@ -69,6 +72,7 @@ class SandboxPlan:
     mounts: tuple[str, ...] = ()  # folders the interpreter needs, bound read-only into the namespaces
     tmp_size: bool = True  # bubblewrap can size the private /tmp
     cgroups: tuple[str, ...] = ()  # controllers a per-kernel cgroup is made with (probed; none: memory is polled)
+    network_ban: bool = False  # the seccomp filter works here (probed): kernels without namespaces get it
     limits: ResourceLimits = field(default_factory=ResourceLimits)
     warnings: tuple[str, ...] = ()
 
@@ -78,18 +82,32 @@ class SandboxPlan:
         return " + ".join(layers) or "unsandboxed"
 
     @property
+    def kernel_network(self) -> str:
+        if self.bwrap:
+            return "none (a network namespace of its own)"
+        return "Unix sockets only (seccomp)" if self.network_ban else "this machine's, loopback included"
+
+    @property
     def unsandboxed(self) -> bool:
         return not self.fresh_uids and self.bwrap is None
 
     def for_gpu(self) -> SandboxPlan:
         """CUDA reserves far more address space than it uses, and needs the GPU's device files."""
+        if not self.bwrap:
+            return replace(self, limits=replace(self.limits, memory_bytes=None))
+        lost = "no namespaces (the kernel needs the GPU's devices)"
         return replace(self, limits=replace(self.limits, memory_bytes=None), bwrap=None,
-                       warnings=self.warnings + (("GPU runner: no namespaces (the kernel needs the GPU's devices)",)
-                                                 if self.bwrap else ()))
+                       warnings=self.warnings + (f"GPU runner: {lost}" + ("" if self.network_ban else
+                                                 f"; {_NETWORK_OPEN}"),))
 
     def describe(self) -> dict:
         return {"mode": self.mode, "python": self.python, "unsandboxed": self.unsandboxed,
-                "kernel_bounds": f"cgroups ({', '.join(self.cgroups)})" if self.cgroups else "polled"}
+                "kernel_bounds": f"cgroups ({', '.join(self.cgroups)})" if self.cgroups else "polled",
+                "kernel_network": self.kernel_network}
+
+
+_NETWORK_OPEN = ("the kernel can reach this machine's network, loopback included (the seccomp filter does not "
+                 "work here: install libseccomp)")
 
 
 # ---- resolving the plan ------------------------------------------------------------------------------
@@ -145,6 +163,14 @@ def _bwrap_works(bwrap: str, uid: int | None) -> bool:
     return done.returncode == 0
 
 
+def _network_ban_works() -> bool:
+    try:
+        return subprocess.run([sys.executable, "-I", str(NETWORK_BAN)], capture_output=True, cwd="/",
+                              timeout=PROBE_TIMEOUT).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
 def _bwrap_sizes_tmpfs(bwrap: str) -> bool:
     try:
         return "--size" in subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=PROBE_TIMEOUT).stdout
@@ -198,10 +224,13 @@ def resolve(autograder: str | Path | None = None, python: str | None = None, nam
         why = "turned off" if namespaces == "off" else "bubblewrap missing or blocked here"
         warnings.append(f"no namespaces ({why}): the kernel sees this machine's files "
                         + ("as a fresh uid of its own" if root else "and acts AS YOUR USER: unsandboxed"))
+    network_ban = _network_ban_works()
+    if bwrap is None and not network_ban:
+        warnings.append(_NETWORK_OPEN)
     mounts = tuple(sorted({str(Path(p).resolve()) for p in (prefix, base)}))
     plan = SandboxPlan(python=python, fresh_uids=root, bwrap=bwrap, mounts=mounts,
                        tmp_size=bool(bwrap) and _bwrap_sizes_tmpfs(bwrap), warnings=tuple(warnings),
-                       cgroups=resources.probe(ResourceLimits().processes))
+                       cgroups=resources.probe(ResourceLimits().processes), network_ban=network_ban)
     _PLANS[key] = plan
     return plan
 
@@ -312,6 +341,7 @@ class Jail:
             "cgroups": self.cgroups.procs_files if self.cgroups else [],
             "wrapper": self._bwrap_argv(workdir, conn_dir, sock_dir) if self.plan.bwrap else None,
             "image": str(self.image) if self.image else None,
+            "deny_network": self.plan.bwrap is None and self.plan.network_ban,
         }
 
     def _bwrap_argv(self, workdir: Path, conn_dir: Path, sock_dir: Path) -> list[str]:

@@ -1,0 +1,106 @@
+"""launch.py's network ban, for a kernel that shares this machine's network (no network namespace).
+
+Without namespaces every kernel shares the loopback with everything else on the machine: a TA's own
+Jupyter kernels (TCP, and any process can subscribe to a kernel's IOPub and read the code it runs), a
+notebook server, databases. The kernel's own channels are Unix sockets (kernel.py), so it needs no other
+kind: a seccomp filter, made with libseccomp (the library systemd, Docker and apt use), fails every
+`socket()` of another address family with EACCES (but netlink's routing protocol, which talks only to the
+OS), and io_uring, which can make sockets without that call.
+Like the rest of launch.py's confinement it is inherited by everything the kernel starts and cannot be
+lifted (it also sets no_new_privs: no setuid program gains anything). Standard library only.
+
+`python -I launch_network.py` is the grader's probe: it exits 0 where the ban works here.
+"""
+
+import ctypes
+import ctypes.util
+import errno
+import socket
+import sys
+
+ALLOWED_FAMILIES = (socket.AF_UNIX, socket.AF_NETLINK)
+FAMILIES = 64  # Linux has 46 address families; a family above them fails in the kernel anyway
+SCMP_ACT_ALLOW = 0x7FFF0000
+SCMP_CMP_NE, SCMP_CMP_MASKED_EQ = 1, 7
+LOW_32_BITS = 0xFFFFFFFF  # socket()'s family is an int: the kernel ignores the argument's upper half
+
+
+def _scmp_act_errno(code: int) -> int:
+    return 0x00050000 | (code & 0xFFFF)
+
+
+class _ArgCmp(ctypes.Structure):  # struct scmp_arg_cmp
+    _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int), ("datum_a", ctypes.c_uint64), ("datum_b", ctypes.c_uint64)]
+
+
+class Unavailable(Exception):
+    """No ban here (no libseccomp, or seccomp refused): the caller says so."""
+
+
+def _library():
+    name = ctypes.util.find_library("seccomp") or "libseccomp.so.2"
+    try:
+        lib = ctypes.CDLL(name, use_errno=True)
+    except OSError:
+        raise Unavailable("libseccomp is not installed") from None
+    lib.seccomp_init.restype = ctypes.c_void_p
+    lib.seccomp_init.argtypes = [ctypes.c_uint32]
+    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+    lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint,
+                                           ctypes.POINTER(_ArgCmp)]
+    lib.seccomp_load.argtypes = [ctypes.c_void_p]
+    lib.seccomp_release.argtypes = [ctypes.c_void_p]
+    return lib
+
+
+def deny_network() -> None:
+    """Install the filter on this process (and everything it starts from now on); Unavailable if it cannot."""
+    lib = _library()
+    ctx = lib.seccomp_init(SCMP_ACT_ALLOW)
+    if not ctx:
+        raise Unavailable("libseccomp could not make a filter")
+    try:
+        denied = _scmp_act_errno(errno.EACCES)
+        socket_call = lib.seccomp_syscall_resolve_name(b"socket")
+        for family in range(FAMILIES):
+            if family in ALLOWED_FAMILIES:
+                continue
+            rule = _ArgCmp(0, SCMP_CMP_MASKED_EQ, LOW_32_BITS, family)
+            if lib.seccomp_rule_add_array(ctx, denied, socket_call, 1, ctypes.byref(rule)) != 0:
+                raise Unavailable(f"libseccomp refused the rule for address family {family}")
+        # netlink stays, for the routing family alone: libzmq reads the machine's interfaces through it
+        # (getifaddrs) and aborts without them; it reaches the OS, never another program
+        routing_only = (_ArgCmp(0, SCMP_CMP_MASKED_EQ, LOW_32_BITS, socket.AF_NETLINK),
+                        _ArgCmp(2, SCMP_CMP_NE, 0, 0))  # the protocol: a non-zero upper half is denied too
+        if lib.seccomp_rule_add_array(ctx, denied, socket_call, 2, (_ArgCmp * 2)(*routing_only)) != 0:
+            raise Unavailable("libseccomp refused the rule for netlink")
+        for name in (b"io_uring_setup", b"io_uring_enter", b"io_uring_register"):
+            number = lib.seccomp_syscall_resolve_name(name)
+            if number >= 0 and lib.seccomp_rule_add_array(ctx, _scmp_act_errno(errno.EPERM), number, 0, None) != 0:
+                raise Unavailable(f"libseccomp refused the rule for {name.decode()}")
+        result = lib.seccomp_load(ctx)
+        if result != 0:
+            raise Unavailable(f"the kernel refused the filter ({errno.errorcode.get(-result, result)})")
+    finally:
+        lib.seccomp_release(ctx)
+
+
+def _probe() -> int:
+    try:
+        deny_network()
+    except Unavailable as why:
+        print(why, file=sys.stderr)
+        return 1
+    socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close()  # the kernel's channels still work
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            socket.socket(family, socket.SOCK_STREAM).close()
+        except PermissionError:
+            continue
+        print(f"address family {family} was not denied", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_probe())

@@ -4,6 +4,7 @@ course that has nothing to do with attention, built and graded by the unchanged 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shutil
@@ -117,9 +118,14 @@ def test_attn_ref_check_proves_the_release_and_fails_loudly(release, tmp_path):
     course = tmp_path / "course"
     shutil.copytree(COURSE, course)
     shutil.rmtree(course / "lab" / "c7" / "mutants")  # c7's probes are no longer proven
-    rows = check_release(out, course, [out / "autograder/lab-autograder.zip"])
-    failed = [r for r in rows if not r.ok]
-    assert [r.check for r in failed] == ["every hidden probe fails a mutant; no stub scores"] and "c7: T = 7, window = 3" in failed[0].detail
+    lab = load_course(course, "lab")[0]
+    only_c7 = dataclasses.replace(lab, units=tuple(u for u in lab.units if u.name == "c7"))  # the rest was proven above
+    work = tmp_path / "work"
+    work.mkdir()
+    row = _mutant_row("lab", only_c7, _BundledGrader(out / "autograder/lab-autograder.zip", tmp_path),
+                      out / "solutions/lab/lab.ipynb", work)
+    assert not row.ok and row.check == "every hidden probe fails a mutant; no stub scores"
+    assert "c7: T = 7, window = 3" in row.detail
 
 
 def test_check_fails_a_task_with_no_probe_a_placeholder_fails_with_its_file_named(stats_release, tmp_path):

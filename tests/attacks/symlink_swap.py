@@ -3,14 +3,21 @@
 import gc
 import os
 import shutil
+import stat
 import sys
 
 TARGET = "__TARGET__"
 
 
 def _swap(path):
-    if not os.access(os.path.dirname(path) or "/", os.W_OK | os.X_OK):
+    parent = os.path.dirname(path) or "/"
+    if not os.access(parent, os.W_OK | os.X_OK):
         return  # an entry of a folder it cannot write cannot be replaced (and is not worth walking)
+    try:
+        if os.stat(parent).st_mode & stat.S_ISVTX and os.getuid() not in (os.stat(parent).st_uid, os.lstat(path).st_uid):
+            return  # nor can another user's entry of a sticky folder (/tmp): no use walking its tree to try
+    except OSError:
+        pass
     for link in (os.symlink, os.link):
         try:
             if os.path.isdir(path) and not os.path.islink(path):

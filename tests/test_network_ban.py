@@ -1,4 +1,4 @@
-"""The seccomp filter a kernel without a network namespace runs under (isolation/launch_network.py): what it
+"""The seccomp filter a kernel without a network namespace runs under (isolation/launch_bounds.py): what it
 denies, what it leaves (a kernel still starts and talks to the grader), each in a process of its own."""
 
 import platform
@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from attn_ref.grade.isolation import launch_network
+from attn_ref.grade.isolation import launch_bounds
 
-BAN = Path(launch_network.__file__)
+BAN = Path(launch_bounds.__file__)
 
 UNDER_THE_BAN = f"""
 import ctypes, errno, socket, sys
 sys.path.insert(0, {str(BAN.parent)!r})
-import launch_network
-launch_network.deny_network()
+import launch_bounds
+launch_bounds.deny_network()
 libc = ctypes.CDLL(None, use_errno=True)
 
 def raw_socket(family, kind=socket.SOCK_STREAM, protocol=0):

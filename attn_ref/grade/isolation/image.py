@@ -28,7 +28,7 @@ from .safeio import make_private_dir
 from .sandbox import SandboxPlan, kernel_env
 
 SERVER = (Path(__file__).with_name("image_server.py")).read_text()
-NETWORK_BAN = Path(__file__).with_name("launch_network.py")  # loaded by the image before it forks a kernel
+BOUNDS = Path(__file__).with_name("launch_bounds.py")  # loaded by the image: each child sets launch.py's bounds
 READY_TIMEOUT = 120.0
 
 
@@ -65,7 +65,7 @@ class KernelImage:
                 listener.listen(64)
                 # the supervisor's pid: the image tells it apart from an adoptive parent (the supervisor may be PID 1)
                 self.process = subprocess.Popen([plan.python, "-c", SERVER, str(listener.fileno()), str(os.getpid()),
-                                                 str(NETWORK_BAN)],
+                                                 str(BOUNDS)],
                                                 cwd=home, env=env,
                                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
                                                 pass_fds=[listener.fileno()], start_new_session=True)

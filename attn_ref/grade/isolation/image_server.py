@@ -1,7 +1,7 @@
 """The kernel image: a process of the students' environment that has imported numpy and torch once, and
 forks one kernel per request, so that a batch pays torch's import once instead of once per submission.
 
-Started by the grader's supervisor (image.py) as `python -c SOURCE FD SUPERVISOR NETWORK_BAN`, the way a kernel starts (the same
+Started by the grader's supervisor (image.py) as `python -c SOURCE FD SUPERVISOR BOUNDS`, the way a kernel starts (the same
 interpreter, flags and environment), from a private empty folder; FD is a listening Unix socket the grader
 made in a folder of its own (so no path of it is in the command line every kernel inherits). Standard library only, apart from
 what it imports to share: numpy, torch, the part of torch that meta tensors load on first use, and
@@ -38,7 +38,7 @@ CAPABILITY_VERSION_3 = 0x20080522
 # joined in this order: the outer user namespace first (bubblewrap's mount namespace belongs to it), the inner
 # one (bubblewrap's --disable-userns) last
 NAMESPACES = ("mnt", "net", "ipc", "uts", "pid", "cgroup")
-NETWORK = None  # launch_network.py, loaded by serve() before any fork
+BOUNDS = None  # launch_bounds.py, loaded by serve() before any fork: the bounds launch.py sets
 
 
 def _check(result, what):
@@ -135,28 +135,8 @@ def _capabilities():
 
 
 def _confine(request):
-    """launch.py's steps, in its order, for a kernel that is not exec'd."""
-    try:
-        with open("/proc/self/oom_score_adj", "w") as f:
-            f.write("1000")
-    except OSError:
-        pass
-    for procs in request.get("cgroups", []):
-        with open(procs, "w") as f:
-            f.write(str(os.getpid()))
-    os.nice(request.get("nice", 0))
-    import resource
-
-    for name, value in request["limits"].items():
-        limit = getattr(resource, name, None)
-        if limit is None:
-            continue
-        _, hard = resource.getrlimit(limit)
-        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        resource.setrlimit(limit, (value, value))
-    os.umask(0o077)
-    if request.get("deny_network"):  # no network namespace: Unix sockets only (raises where it cannot)
-        NETWORK.deny_network()
+    """launch.py's bounds (launch_bounds.py, the same list), for a kernel that is not exec'd."""
+    BOUNDS.apply(request)
     if request.get("uid") is not None:
         os.setgroups([])  # in the init user namespace: a sandbox's denies setgroups
 
@@ -278,15 +258,15 @@ def _child(conn, listener):
 
 # ---- the image ------------------------------------------------------------------------------------------
 
-def _load_network_ban(path):
-    spec = importlib.util.spec_from_file_location("launch_network", path)
+def _load_bounds(path):
+    spec = importlib.util.spec_from_file_location("launch_bounds", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-def serve(listener_fd, supervisor, network_ban):
-    global NETWORK
+def serve(listener_fd, supervisor, bounds):
+    global BOUNDS
     listener = socket.socket(fileno=listener_fd)  # bound and listening: made by the grader, in its own folder
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, "parent death signal")
     if os.getppid() != supervisor:  # it died before the signal was set: this process was handed on
@@ -296,7 +276,7 @@ def serve(listener_fd, supervisor, network_ban):
     # while its grading ends that uid's processes (each kernel sets SIGCHLD back to the default)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
     _prctl(PR_SET_DUMPABLE, 0, "undumpable")
-    NETWORK = _load_network_ban(network_ban)
+    BOUNDS = _load_bounds(bounds)
     _preload()
     why = _unshareable()
     sys.stdout.write(json.dumps({"ready": not why, "why": why}) + "\n")

@@ -8,13 +8,12 @@ uid for good before anything of the kernel runs; it never touches a path the ker
 
 import json
 import os
-import resource
 import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # -I leaves this folder off the path
+import launch_bounds as bounds  # noqa: E402
 import launch_image as image  # noqa: E402
-import launch_network as network  # noqa: E402
 
 
 def _connection_copy(original: str, private: str, uid: int, gid: int) -> None:
@@ -28,35 +27,12 @@ def _connection_copy(original: str, private: str, uid: int, gid: int) -> None:
         os.close(fd)
 
 
-def _lower_oom_score() -> None:
-    try:
-        with open("/proc/self/oom_score_adj", "w") as f:
-            # under memory pressure the kernel dies first, never the grader; inherited by every process it
-            # starts, and written as root it is also their floor: the kernel cannot lower it
-            f.write("1000")
-    except OSError:
-        pass
-
-
 def _confine(config: dict) -> None:
     """The kernel's bounds, its uid and its folder, in this process (which then execs the kernel or its sandbox)."""
-    for procs in config.get("cgroups", []):
-        # the kernel's memory, CPU and process bounds over all its processes (resources.py): joined while
-        # still root; a kernel that cannot join is not started, as it would run unbounded
-        try:
-            with open(procs, "w") as f:
-                f.write(str(os.getpid()))
-        except OSError as err:
-            raise SystemExit(f"could not join the kernel's cgroup {procs}: {err}") from None
-    os.nice(config.get("nice", 0))  # below the grader's priority, for everything the kernel starts
-    for name, value in config["limits"].items():
-        limit = getattr(resource, name, None)
-        if limit is None:  # not on this platform (RLIMIT_MSGQUEUE is Linux's): nothing there to bound
-            continue
-        soft, hard = resource.getrlimit(limit)
-        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        resource.setrlimit(limit, (value, value))
-    os.umask(0o077)
+    try:
+        bounds.apply(config)
+    except bounds.Unavailable as why:
+        raise SystemExit(str(why)) from None
     uid, gid = config.get("uid"), config.get("gid")
     if uid is not None:
         os.setgroups([])
@@ -64,11 +40,6 @@ def _confine(config: dict) -> None:
         os.setresuid(uid, uid, uid)
         if os.getuid() != uid or os.geteuid() != uid:
             raise SystemExit("could not drop to the kernel's uid")
-    if config.get("deny_network"):  # no network namespace: Unix sockets only (the grader's probe showed it works)
-        try:
-            network.deny_network()
-        except network.Unavailable as why:
-            raise SystemExit(f"could not deny the kernel the network: {why}") from None
     os.chdir(config["workdir"])
     if config.get("wrapper"):
         # bubblewrap's own process would die of the grader's interrupt (SIGINT); the kernel installs its
@@ -80,7 +51,7 @@ def main() -> None:
     with open(sys.argv[1]) as f:
         config = json.load(f)
     argv = sys.argv[sys.argv.index("--") + 1 :]
-    _lower_oom_score()
+    bounds.die_first()  # this process too, while it stands in for a kernel of the image
     uid, gid = config.get("uid"), config.get("gid")
     if uid is not None:
         # root's connection file is 0600; the kernel reads its own copy, which it cannot replace

@@ -11,7 +11,7 @@ Two independent layers (README, "Security"):
   network, IPC and mount namespaces.
 
 In every mode the kernel talks to the grader over Unix sockets only (kernel.py). Where it has no network
-namespace, a seccomp filter denies it every other kind of socket (launch_network.py): the loopback it
+namespace, a seccomp filter denies it every other kind of socket (launch_bounds.py): the loopback it
 shares holds other programs' channels (a TA's own Jupyter kernels speak TCP).
 
 A user without namespaces gets neither: the kernel runs as that user ("unsandboxed"), and only its
@@ -33,7 +33,7 @@ from . import cleanup, resources
 from .safeio import make_kernel_dir, make_private_dir, write_new
 
 LAUNCHER = Path(__file__).with_name("launch.py")
-NETWORK_BAN = Path(__file__).with_name("launch_network.py")
+BOUNDS = Path(__file__).with_name("launch_bounds.py")  # run as a script: the network ban's probe
 PROBE_TIMEOUT = 30
 STUDENT_ENV_ROOT = Path("/opt/attn-ref/student")  # setup.sh's place on Gradescope; `make` uses it as root
 
@@ -165,7 +165,7 @@ def _bwrap_works(bwrap: str, uid: int | None) -> bool:
 
 def _network_ban_works() -> bool:
     try:
-        return subprocess.run([sys.executable, "-I", str(NETWORK_BAN)], capture_output=True, cwd="/",
+        return subprocess.run([sys.executable, "-I", str(BOUNDS)], capture_output=True, cwd="/",
                               timeout=PROBE_TIMEOUT).returncode == 0
     except (OSError, subprocess.SubprocessError):
         return False

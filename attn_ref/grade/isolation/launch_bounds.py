@@ -1,20 +1,26 @@
-"""launch.py's network ban, for a kernel that shares this machine's network (no network namespace).
+"""A kernel's bounds, set in its own process before anything of the kernel runs: one list, applied by
+launch.py (a kernel started afresh) and by the kernel image's child (image_server.py, a kernel forked), so
+that the two ways to a kernel cannot drift apart. Standard library only (and libseccomp, through ctypes).
 
-Without namespaces every kernel shares the loopback with everything else on the machine: a TA's own
+In order: an OOM score that makes the kernel die first, its cgroup (joined while still root), a lower CPU
+priority, rlimits, umask 077 and, where the kernel has no network namespace, the network ban. Its uid
+and namespaces come after, in each caller (they differ: exec versus fork).
+
+The network ban. Without namespaces every kernel shares the loopback with everything else on the machine: a TA's own
 Jupyter kernels (TCP, and any process can subscribe to a kernel's IOPub and read the code it runs), a
 notebook server, databases. The kernel's own channels are Unix sockets (kernel.py), so it needs no other
 kind: a seccomp filter, made with libseccomp (the library systemd, Docker and apt use), fails every
 `socket()` of another address family with EACCES (but netlink's routing protocol, which talks only to the
-OS), and io_uring, which can make sockets without that call.
-Like the rest of launch.py's confinement it is inherited by everything the kernel starts and cannot be
-lifted (it also sets no_new_privs: no setuid program gains anything). Standard library only.
+OS), and io_uring, which can make sockets without that call. It is inherited by everything the kernel
+starts and cannot be lifted (it also sets no_new_privs: no setuid program gains anything).
 
-`python -I launch_network.py` is the grader's probe: it exits 0 where the ban works here.
+`python -I launch_bounds.py` is the grader's probe: it exits 0 where the network ban works here.
 """
 
 import ctypes
-import ctypes.util
 import errno
+import os
+import resource
 import socket
 import sys
 
@@ -34,15 +40,59 @@ class _ArgCmp(ctypes.Structure):  # struct scmp_arg_cmp
 
 
 class Unavailable(Exception):
-    """No ban here (no libseccomp, or seccomp refused): the caller says so."""
+    """A bound could not be set (a cgroup not joined, no libseccomp, seccomp refused): no kernel may start."""
+
+
+def die_first() -> None:
+    """Under memory pressure this process (a kernel, or its launcher) dies first, never the grader; inherited
+    by every process it starts, and written as root it is also their floor: the kernel cannot lower it."""
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("1000")
+    except OSError:
+        pass
+
+
+def apply(config: dict) -> None:
+    """Every bound of ``config`` (launch.json's, or the image request's), on this process."""
+    die_first()
+    for procs in config.get("cgroups") or []:
+        # the kernel's memory, CPU and process bounds over all its processes (resources.py): joined while
+        # still root; a kernel that cannot join is not started, as it would run unbounded
+        try:
+            with open(procs, "w") as f:
+                f.write(str(os.getpid()))
+        except OSError as err:
+            raise Unavailable(f"could not join the kernel's cgroup {procs}: {err}") from None
+    os.nice(config.get("nice") or 0)  # below the grader's priority, for everything the kernel starts
+    for name, value in config["limits"].items():
+        limit = getattr(resource, name, None)
+        if limit is None:  # not on this platform (RLIMIT_MSGQUEUE is Linux's): nothing there to bound
+            continue
+        soft, hard = resource.getrlimit(limit)
+        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(limit, (value, value))
+    os.umask(0o077)
+    if config.get("deny_network"):  # no network namespace (the grader's probe showed the ban works here)
+        try:
+            deny_network()
+        except Unavailable as why:
+            raise Unavailable(f"could not deny the kernel the network: {why}") from None
 
 
 def _library():
-    name = ctypes.util.find_library("seccomp") or "libseccomp.so.2"
     try:
-        lib = ctypes.CDLL(name, use_errno=True)
+        lib = ctypes.CDLL("libseccomp.so.2", use_errno=True)  # its soname since 2012
     except OSError:
-        raise Unavailable("libseccomp is not installed") from None
+        from ctypes.util import find_library  # a search (it may run ldconfig): only where the soname is not found
+
+        name = find_library("seccomp")
+        try:
+            lib = ctypes.CDLL(name, use_errno=True) if name else None
+        except OSError:
+            lib = None
+        if lib is None:
+            raise Unavailable("libseccomp is not installed") from None
     lib.seccomp_init.restype = ctypes.c_void_p
     lib.seccomp_init.argtypes = [ctypes.c_uint32]
     lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]

@@ -98,3 +98,18 @@ print(open("/proc/self/status").read().split("NoNewPrivs:")[1].split()[0])
 def test_the_kernels_stdlib_still_resolves_names():
     """getaddrinfo needs no socket of a network family: a student's code that only names hosts still runs."""
     assert under_the_ban("print(socket.getaddrinfo('localhost', 80)[0][0].name)").startswith("AF_INET")
+
+
+def test_where_the_ban_does_not_work_the_run_says_the_network_is_open(monkeypatch):
+    """No libseccomp (or seccomp refused): kernels without namespaces keep the network, and the run says so."""
+    from attn_ref.grade.isolation import sandbox
+
+    monkeypatch.setattr(sandbox, "_PLANS", {})
+    monkeypatch.setattr(sandbox, "_network_ban_works", lambda: False)
+    plan = sandbox.resolve(namespaces="off")
+    assert sandbox._NETWORK_OPEN in plan.warnings
+    assert plan.describe()["kernel_network"] == "this machine's, loopback included"
+    monkeypatch.setattr(sandbox, "_PLANS", {})
+    monkeypatch.setattr(sandbox, "_network_ban_works", lambda: True)
+    plan = sandbox.resolve(namespaces="off")
+    assert sandbox._NETWORK_OPEN not in plan.warnings and plan.describe()["kernel_network"] == "Unix sockets only (seccomp)"

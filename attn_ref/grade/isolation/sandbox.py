@@ -82,10 +82,15 @@ class SandboxPlan:
         return " + ".join(layers) or "unsandboxed"
 
     @property
+    def denies_network(self) -> bool:
+        """Whether each kernel's launcher installs the network ban: it has no network namespace, and the ban works."""
+        return self.bwrap is None and self.network_ban
+
+    @property
     def kernel_network(self) -> str:
         if self.bwrap:
             return "none (a network namespace of its own)"
-        return "Unix sockets only (seccomp)" if self.network_ban else "this machine's, loopback included"
+        return "Unix sockets only (seccomp)" if self.denies_network else "this machine's, loopback included"
 
     @property
     def unsandboxed(self) -> bool:
@@ -224,7 +229,7 @@ def resolve(autograder: str | Path | None = None, python: str | None = None, nam
         why = "turned off" if namespaces == "off" else "bubblewrap missing or blocked here"
         warnings.append(f"no namespaces ({why}): the kernel sees this machine's files "
                         + ("as a fresh uid of its own" if root else "and acts AS YOUR USER: unsandboxed"))
-    network_ban = _network_ban_works()
+    network_ban = _network_ban_works()  # also where namespaces work: a GPU runner goes without them (for_gpu)
     if bwrap is None and not network_ban:
         warnings.append(_NETWORK_OPEN)
     mounts = tuple(sorted({str(Path(p).resolve()) for p in (prefix, base)}))
@@ -341,7 +346,7 @@ class Jail:
             "cgroups": self.cgroups.procs_files if self.cgroups else [],
             "wrapper": self._bwrap_argv(workdir, conn_dir, sock_dir) if self.plan.bwrap else None,
             "image": str(self.image) if self.image else None,
-            "deny_network": self.plan.bwrap is None and self.plan.network_ban,
+            "deny_network": self.plan.denies_network,
         }
 
     def _bwrap_argv(self, workdir: Path, conn_dir: Path, sock_dir: Path) -> list[str]:

@@ -4,6 +4,8 @@ release/cli.py for the instructor's verbs, grade/cli.py and grade/probes_cli.py 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 from pathlib import Path
 
@@ -73,7 +75,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+ARGV_ENV = "ATTN_REF_ARGV"  # `attn-ref grade`'s arguments, where it started again without them (below)
+
+
+def _off_the_command_line(argv: list[str]) -> list[str]:
+    """As root, `attn-ref grade`'s command line names the class, the autograder and --out, and without
+    namespaces a kernel (another uid) can read every process's command line, though not its environment. So
+    the command starts again at once as plain `attn-ref grade`, its arguments in its environment, before it
+    starts any kernel; every process it forks then shows that line. Returns the arguments to run."""
+    if os.environ.get(ARGV_ENV) is not None and argv == ["grade"]:
+        return json.loads(os.environ.pop(ARGV_ENV))  # popped: nothing this process starts inherits them
+    if argv[:1] != ["grade"] or len(argv) < 2 or os.geteuid() != 0 or not sys.platform.startswith("linux"):
+        return argv
+    original = list(getattr(sys, "orig_argv", []))
+    prefix = original[: len(original) - len(argv)]
+    if not prefix or original[len(prefix):] != argv:  # an embedding interpreter: keep the command as it is
+        return argv
+    os.execve(sys.executable, [*prefix, "grade"], {**os.environ, ARGV_ENV: json.dumps(argv)})
+
+
 def main(argv=None) -> int:
+    if argv is None:
+        argv = _off_the_command_line(sys.argv[1:])
     args = build_parser().parse_args(argv)
     return args.run(args)
 

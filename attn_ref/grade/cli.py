@@ -17,15 +17,17 @@ from .autograder import load_autograder
 from .classroom.batch import BatchOptions, check_assignment, plan_batch, run_batch
 from .classroom.canvas import RosterError, read_roster
 from .classroom.cluster import PARENT_ENV, REFUSED
-from .classroom.discover import Submission, is_batch
+from .classroom.discover import Submission, files, is_batch
 from .classroom.gradebook import summary_lines
 from .core import grade
 from .errors import GraderError
 from .isolation.cleanup import die_with_parent, make_undumpable
 from .isolation.sandbox import SandboxPlan, resolve
+from .owned import private_folder
 from .results import FILE_HASH, Outcome, outcome, recorded_hash, results_name, write_results
 from .scoring.identity import gradescope_submitters
 from .settings import Limits
+from .text import plain_text
 
 DEFAULT_OUT = "graded"
 
@@ -59,12 +61,15 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--export", choices=["canvas"], help="also write a gradebook import file (a class only)")
     parser.add_argument("--canvas-roster", help="the course's Canvas gradebook export (CSV): its IDs match the rows")
     parser.add_argument("--canvas-assignment", help="the Canvas column to fill, e.g. 'Lab 3.1 (12345)' (default: the assignment's title)")
+    parser.add_argument("--canvas-login-domain", help="the domain of the roster's SIS Login IDs when they are user names "
+                        "(bob for bob@uni.edu): an email of that domain matches its user part (default: logins match whole emails only)")
 
 
 def _readable_by_others(path: Path) -> bool:
-    """Whether a user other than its owner can read the autograder (a file, or any file in a folder)."""
+    """Whether a user other than its owner can read it (a file, or a folder or any file in it: the first
+    files of a huge one)."""
     try:
-        paths = [path] if path.is_file() else [path, *path.rglob("*")]
+        paths = [path] if path.is_file() else [path, *files(path)[0]]
         return any(p.stat().st_mode & stat.S_IROTH for p in paths if not p.is_symlink())
     except OSError:
         return False
@@ -73,7 +78,13 @@ def _readable_by_others(path: Path) -> bool:
 def _has_notebook(path: Path) -> bool:
     if path.is_file():
         return path.suffix in (".ipynb", ".zip")
-    return any(p.suffix in (".ipynb", ".zip") for p in path.rglob("*") if p.is_file())
+    found, more = files(path)
+    return more or any(p.suffix in (".ipynb", ".zip") for p in found)
+
+
+def say(*lines: str, file=None) -> None:
+    """Print the grader's lines, each made plain (text.py): a file or student name in one cannot start another."""
+    print("\n".join(plain_text(line) for line in lines), file=file or sys.stdout)
 
 
 def _single_results_path(out: Path, submission: Path) -> tuple[Path, str]:
@@ -137,7 +148,7 @@ def run_grade(args) -> int:
     try:
         request = validate(args)
     except _Stop as stop:
-        print(f"attn-ref grade: {stop.message}", file=sys.stderr)
+        say(f"attn-ref grade: {stop.message}", file=sys.stderr)
         return stop.code
     if request.batch:
         return _grade_class(request)
@@ -162,7 +173,7 @@ def validate(args) -> GradeRequest:
     if args.require_isolation and plan.unsandboxed:
         raise _Stop("refusing to grade: kernels would run unsandboxed as this user (not root, and no "
                     "working user namespaces for bubblewrap)", REFUSED)
-    _warn(plan, args.autograder)
+    _warn(plan, args.autograder, submission)
     limits = Limits.of(budget=args.timeout, cell_timeout=args.cell_timeout, call_timeout=args.call_timeout)
     return GradeRequest(submission, args.autograder, Path(args.out or DEFAULT_OUT), args.results, plan, limits,
                         _canvas(args), args.results is None and is_batch(submission), args.jobs, args.force,
@@ -188,13 +199,16 @@ def _check_submission(submission: Path) -> None:
         raise _Stop(f"{submission} holds no notebook (.ipynb) and no zip")
 
 
-def _warn(plan: SandboxPlan, autograder: str) -> None:
+def _warn(plan: SandboxPlan, autograder: str, submission: Path) -> None:
     for warning in plan.warnings:
-        print(f"attn-ref grade: {warning}", file=sys.stderr)
-    if plan.fresh_uids and not plan.bwrap and _readable_by_others(Path(autograder)):
-        print(f"attn-ref grade: {autograder} can be read by every user, so by the kernels too (their uid is not "
-              "yours, but without namespaces they see this machine's files and this command line): "
-              f"chmod -R go-rwx {autograder}", file=sys.stderr)
+        say(f"attn-ref grade: {warning}", file=sys.stderr)
+    if not (plan.fresh_uids and not plan.bwrap):
+        return
+    for path, what in ((Path(autograder), "its checks"), (submission, "the students' work")):
+        if _readable_by_others(path):
+            say(f"attn-ref grade: {path} can be read by every user, so by the kernels too ({what}: their uid is not "
+                "yours, but without namespaces they see this machine's files): "
+                f"chmod -R go-rwx {path}", file=sys.stderr)
 
 
 def _canvas(args) -> dict | None:
@@ -209,7 +223,8 @@ def _canvas(args) -> dict | None:
         read_roster(Path(args.canvas_roster))
     except (RosterError, OSError, UnicodeDecodeError) as err:
         raise _Stop(str(err)) from None
-    return {"roster": Path(args.canvas_roster), "assignment": args.canvas_assignment}
+    return {"roster": Path(args.canvas_roster), "assignment": args.canvas_assignment,
+            "login_domain": (args.canvas_login_domain or "").strip().lstrip("@") or None}
 
 
 def _grade_class(request: GradeRequest) -> int:
@@ -219,18 +234,18 @@ def _grade_class(request: GradeRequest) -> int:
     report = run_batch(plan_batch(request.submission, request.autograder, request.out, options))
     out, plan = request.out, request.plan
     if report.interrupted:  # the partial gradebook's summary says who has no grade yet
-        print("\n".join(summary_lines(report.book)))
-        print(f"interrupted: {report.graded} graded — rerun to resume (gradebook so far: {out / 'grades.csv'})",
-              file=sys.stderr)
+        say(*summary_lines(report.book))
+        say(f"interrupted: {report.graded} graded — rerun to resume (gradebook so far: {out / 'grades.csv'})",
+            file=sys.stderr)
         return 130
-    print(f"{report.total} submissions: {report.graded} graded, {report.skipped} unchanged since the last run "
-          f"(kernels: {plan.mode})")
-    print("; ".join(_written_files(out, request.canvas is not None)))
+    say(f"{report.total} submissions: {report.graded} graded, {report.skipped} unchanged since the last run "
+        f"(kernels: {plan.mode})")
+    say("; ".join(_written_files(out, request.canvas is not None)))
     if report.not_submissions:
-        print(f"not submissions (no notebook in them): {', '.join(report.not_submissions)}")
+        say(f"not submissions (no notebook in them): {', '.join(report.not_submissions)}")
     if report.kernel_start:
-        print(f"kernels {report.kernel_start}")
-    print("\n".join(summary_lines(report.book)))
+        say(f"kernels {report.kernel_start}")
+    say(*summary_lines(report.book))
     return 0
 
 
@@ -246,14 +261,15 @@ def _grade_one(request: GradeRequest) -> int:
             results = grade(submission, autograder, results_path=request.results, plan=plan, limits=request.limits,
                             submitters=request.submitters)
         else:
+            private_folder(private_folder(request.out) / "results")  # the owner's alone (owned.py)
             path, file_digest = _single_results_path(request.out, submission)
             results = grade(submission, autograder, results_path=path, plan=plan, write=False, limits=request.limits,
                             submitters=request.submitters)
             results["extra_data"][FILE_HASH] = file_digest
             write_results(path, results)
-            print(f"results: {path}")
+            say(f"results: {path}")
     except KeyboardInterrupt:
-        print(f"interrupted: {submission} was not graded", file=sys.stderr)
+        say(f"interrupted: {submission} was not graded", file=sys.stderr)
         return 130
     _print_grade(submission, results, plan)
     return 0
@@ -262,8 +278,8 @@ def _grade_one(request: GradeRequest) -> int:
 def _print_grade(submission: Path, results: dict, plan: SandboxPlan) -> None:
     total = sum(t["max_score"] for t in results["tests"])
     if outcome(results) is Outcome.NOT_GRADED:  # its 0s are no grade: never printed as one
-        print(f"{submission}: no grade ({results['extra_data'].get('status')}; kernel: {plan.mode})")
+        say(f"{submission}: no grade ({results['extra_data'].get('status')}; kernel: {plan.mode})")
         return
-    print(f"{submission}: {results['score']:g} / {total:g} ({results['extra_data'].get('status')}; kernel: {plan.mode})")
+    say(f"{submission}: {results['score']:g} / {total:g} ({results['extra_data'].get('status')}; kernel: {plan.mode})")
     for test in results["tests"]:
-        print(f"  {test['name']}: {test['score']:g} / {test['max_score']:g}")
+        say(f"  {test['name']}: {test['score']:g} / {test['max_score']:g}")

@@ -23,7 +23,18 @@ from .autograder import Autograder, AutograderError, load_autograder
 from .isolation.kernel import KernelStartError
 from .isolation.sandbox import Jail, SandboxError, SandboxPlan, resolve
 from .isolation.watchdog import TRIP_FILE, Job, Supervisor, run_alone
-from .results import MAX_NOTES, TEXT, Outcome, failed_results, record, results_name, unit_name, write_results, written_entries
+from .results import (
+    MAX_NOTES,
+    TEXT,
+    Outcome,
+    cap_lines,
+    failed_results,
+    record,
+    results_name,
+    unit_name,
+    write_results,
+    written_entries,
+)
 from .scoring import static
 from .scoring.checks import Checks, FunctionUnit, QuestionUnit, Unit
 from .scoring.context import REFERENCE_MESSAGE, GradingContext, UnitResults
@@ -105,14 +116,14 @@ def _results(ctx: GradingContext, graded: UnitResults, jail: Jail) -> dict:
     if stopped:
         notes.append(f"The kernel was stopped: {cap(stopped, 300)}.")
     if session.errors:
-        notes.append(f"{len(session.errors)} cell(s) raised errors while your notebook ran, for example: {session.errors[0]}")
+        notes.append(f"{len(session.errors)} cell(s) raised errors while your notebook ran, for example: {cap(session.errors[0])}")
     status = Status.TIMEOUT if graded.timed_out or session.timed_out else Status.OK
     text = status.value
     if stopped:  # the row says why, in the words the student reads
         text = ("" if status is Status.OK else f"{status.value}; ") + f"stopped: {cap(stopped, 300)}"
     return {
         "score": round(sum(t["score"] for t in graded.tests), 6),
-        "output": cap("\n".join(notes), MAX_NOTES),
+        "output": cap_lines("\n".join(notes), MAX_NOTES),
         "output_format": TEXT,
         "tests": graded.tests,
         "extra_data": {"status": text, "timed_out": status is Status.TIMEOUT, "outcome": Outcome.GRADED.value,

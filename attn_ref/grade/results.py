@@ -7,7 +7,6 @@ import html
 import json
 import os
 import platform
-import tempfile
 from enum import Enum
 from pathlib import Path
 
@@ -16,8 +15,9 @@ import numpy as np
 import attn_ref
 
 from .isolation.sandbox import SandboxPlan
+from .owned import write_private
 from .scoring.checks import Checks, QuestionUnit, Unit
-from .text import cap
+from .text import cap, plain_lines, plain_text
 
 # extra_data keys that tie a results file to what it graded: two different hashes, so two names. (The seed of a
 # grading's probe inputs is a third, the submission's code cells with the seed key: scoring/inputs.py seed_for.)
@@ -40,6 +40,11 @@ MAX_NOTES = 4000  # the results' own output
 TEXT = "text"
 
 
+def cap_lines(text: str, limit: int) -> str:
+    """The grader's own lines (each already made safe by whoever put student text in it), bounded."""
+    return plain_lines(text[:limit])
+
+
 def max_points(unit: Unit, cuda: bool) -> float:
     if isinstance(unit, QuestionUnit):
         return sum(a.points for a in unit.answers)
@@ -47,16 +52,19 @@ def max_points(unit: Unit, cuda: bool) -> float:
 
 
 def entry(unit: Unit, lines: list[tuple[bool, str, float, str]], visibility: str, cuda: bool = False) -> dict:
-    """One Gradescope test entry; lines are (passed, label, points, message: why it failed, or a note)."""
+    """One Gradescope test entry; lines are (passed, label, points, message: why it failed, or a note).
+
+    Each line is the grader's: a message (which may quote the student: an exception's text, a name) is
+    made one line, so no student text can begin a line of its own."""
     output = "\n".join(
-        f"{'✓' if ok else '✗'} {label} ({points if ok else 0:g}/{points:g})" + (f": {msg}" if msg else "")
+        f"{'✓' if ok else '✗'} {plain_text(label)} ({points if ok else 0:g}/{points:g})" + (f": {plain_text(msg)}" if msg else "")
         for ok, label, points, msg in lines
     )
     return {
         "name": f"{unit.name}: {unit.title}",
         "score": round(sum(points for ok, _, points, _ in lines if ok), 6),
         "max_score": max_points(unit, cuda),
-        "output": cap(output, MAX_OUTPUT_TEXT),
+        "output": cap_lines(output, MAX_OUTPUT_TEXT),
         "output_format": TEXT,
         "visibility": visibility,
     }
@@ -72,7 +80,7 @@ def written_entries(checks: Checks, answers: dict[str, dict]) -> list[dict]:
     entries = []
     for item in checks.written:
         found = answers.get(item.question, {"text": "", "in_prompt": False})
-        text = found["text"] or "(no answer)"
+        text = plain_lines(found["text"]) or "(no answer)"
         note = "<p><b>Typed into the question's prompt cell.</b></p>" if found["in_prompt"] else ""
         clipped = html.escape(text[:MAX_WRITTEN]) + (" [… cut]" if len(text) > MAX_WRITTEN else "")
         entries.append({"name": f"{item.question}_written: {item.title} (written, graded by hand)", "score": 0.0,
@@ -135,20 +143,24 @@ def record(results: dict, checks: Checks, plan: SandboxPlan) -> dict:
     return results
 
 
-def write_atomically(path: Path, data: bytes, mode: int = 0o600) -> None:
-    """Readers see the old file or the new one, never half of one (a killed run leaves only a .part).
+MULTI_LINE = ("output",)  # the fields whose lines are the grader's (each made safe where it was written)
 
-    Private to its owner by default: results and gradebooks name students."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".part")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    os.chmod(tmp, mode)
-    os.replace(tmp, path)
+
+def plain_results(value, key: str = ""):
+    """Results with the text rule applied to every string, as the last step before they are written: one
+    line everywhere but the outputs (text.py). What reaches a results file can hold no control or invisible
+    character and no lone surrogate, wherever a student's text was put on the way."""
+    if isinstance(value, str):
+        return plain_lines(value) if key in MULTI_LINE else plain_text(value)
+    if isinstance(value, dict):
+        return {plain_text(str(k)): plain_results(v, str(k)) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain_results(v, key) for v in value]
+    return value
 
 
 def write_results(path: Path, results: dict) -> None:
-    write_atomically(path, json.dumps(results, indent=2, ensure_ascii=False).encode())
+    write_private(path, json.dumps(plain_results(results), indent=2, ensure_ascii=False).encode())
 
 
 def results_name(submission_path: str | Path) -> str:

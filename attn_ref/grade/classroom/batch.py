@@ -17,6 +17,7 @@ from ..autograder import Autograder, AutograderError
 from ..core import make_job, prepare
 from ..isolation.sandbox import SandboxPlan
 from ..isolation.watchdog import Admission, Finished, Job, JobState, Runner, Supervisor
+from ..owned import open_private, private_folder, tighten
 from ..results import CONTENT_HASH, Outcome, failed_results, write_results
 from ..scoring.checks import Checks
 from ..settings import Limits
@@ -24,6 +25,9 @@ from ..wire import Status
 from .discover import Submission, already_graded, content_hash, discover, skipped
 from .gradebook import Gradebook, write_gradebook
 
+# everything a batch writes under --out (each 0600, each folder 0700: owned.py); nothing else there is touched
+WRITTEN_HERE = ("results", "locks", "written", ".export", "grades.csv", "summary.png", "mistakes.csv", "mistakes.png",
+                "report.html", "canvas.csv", "canvas-missing.csv", "canvas-unmatched.csv")
 TIMEOUT = Status.TIMEOUT.value  # the status of results that ran out of time (a cell, a call or the budget)
 
 
@@ -61,11 +65,10 @@ class _Locks:
     """One lock per submission (two runs on one folder take turns), taken without blocking the loop."""
 
     def __init__(self, folder: Path):
-        self.folder, self.held = folder, {}
-        folder.mkdir(parents=True, exist_ok=True)
+        self.folder, self.held = private_folder(folder), {}
 
     def try_take(self, key: str) -> bool:
-        fd = os.open(self.folder / f"{key}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        fd = open_private(self.folder / f"{key}.lock")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -129,6 +132,7 @@ def plan_batch(path, autograder, out, options: BatchOptions) -> BatchPlan:
     """Validate a batch (the autograder, its submissions, their assignment) and find what is left to grade."""
     out = Path(out)
     autograder, plan = prepare(autograder, options.plan)
+    tighten(private_folder(out), WRITTEN_HERE)  # also what an older grader left readable
     subs = discover(Path(path), out)
     if not subs:
         raise AutograderError(f"no submissions found in {path}")
@@ -137,7 +141,7 @@ def plan_batch(path, autograder, out, options: BatchOptions) -> BatchPlan:
         raise AutograderError(f"{autograder.path}: a cluster needs the autograder zip, not a folder")
     todo = []
     for sub in subs:
-        content = content_hash(sub.path) if sub.path.exists() else ""
+        content = sub.content = content_hash(sub.path) if sub.path.exists() else ""
         results_path = out / "results" / f"{sub.key}.json"
         if options.force or not already_graded(results_path, content, autograder.checks.version):
             todo.append(_Pending(sub, results_path, content))
@@ -147,7 +151,7 @@ def plan_batch(path, autograder, out, options: BatchOptions) -> BatchPlan:
 
 def run_batch(batch: BatchPlan) -> BatchReport:
     """Grade a planned batch and write its gradebook (also when interrupted: what was graded stands)."""
-    (batch.out / "results").mkdir(parents=True, exist_ok=True)
+    private_folder(batch.out / "results")
     run = _BatchRun(batch)
     with _progress(batch.options.progress, len(batch.subs), len(batch.subs) - len(batch.todo)) as advance:
         run.advance = advance
@@ -196,7 +200,7 @@ class _BatchRun:
             sub = pending.sub
             if sub.problem:
                 if self.locks.try_take(sub.key):
-                    self.finish(pending, _failed(self.checks, self.batch.plan, sub.problem, Outcome.NOT_GRADED))
+                    self.finish(pending, _failed(self.checks, self.batch.plan, sub.problem, sub.fault))
                 continue
             queue.append(make_job(sub.key, sub.path, self.batch.autograder, self.batch.plan, self.batch.options.limits,
                                   tuple(sub.students) if sub.from_export else None))

@@ -1,9 +1,19 @@
 """A Canvas gradebook import file (canvas.csv) from the class's gradebook and a Canvas roster.
 
 Canvas matches imported rows on its own IDs or SIS IDs, never on names, so they come from the course's own
-gradebook export (the roster): a student is matched by SIS User ID (the SID), Canvas ID, or SIS Login ID
-(the email or its user part). Students who match no roster row are listed (canvas-unmatched.csv and a
-warning), not dropped; roster students without a submission keep an empty cell (Canvas leaves them alone).
+gradebook export (the roster). A roster row belongs to exactly one student, and a score lands on a row only
+when nothing else could claim it:
+
+- a student is matched by SID (= the row's SIS User ID or Canvas ID) and by email (= the row's full SIS
+  Login ID, in any case); the user part of an email (bob of bob@uni.edu) matches a login only with
+  ``login_domain`` (--canvas-login-domain uni.edu), and only for an address of that domain, since
+  bob@elsewhere.example is someone else;
+- a student whose SID and email point to different rows, or whose SID is one row's SIS User ID and
+  another's Canvas ID, matches none: ambiguous;
+- a row matched from two submissions gets neither score: both are listed.
+
+Students left out are listed, with why (canvas-unmatched.csv and a warning), never dropped silently;
+roster students without a submission keep an empty cell (Canvas leaves them alone).
 
 A student whose submission has no grade (not graded yet, or the grader failed) keeps an empty cell too, so
 that an import never overwrites a real grade with a made-up 0; they are listed in canvas-missing.csv, with
@@ -82,16 +92,22 @@ def choose_column(columns: list[str], checks: Checks, given: str | None) -> tupl
                  "(Canvas adds it on import; --canvas-assignment fills an existing one)")
 
 
-def _match(person: dict, roster: list[dict]) -> dict | None:
-    sid, email = person.get("sid", "").strip(), person.get("email", "").strip().lower()
-    for row in roster:
-        if sid and sid in (row["SIS User ID"], row["ID"]):
-            return row
-    for row in roster:
-        login = row["SIS Login ID"].lower()
-        if email and login and login in (email, email.split("@")[0]):
-            return row
-    return None
+def _same(a: str, b: str) -> bool:
+    return bool(a) and a.casefold() == b.casefold()
+
+
+def candidates(person: dict, roster: list[dict], login_domain: str | None = None) -> list[int]:
+    """The roster rows (their indexes) this student's SID or email names; exactly one is a match."""
+    sid, email = person.get("sid", "").strip(), person.get("email", "").strip()
+    user, _, domain = email.rpartition("@")
+    found = []
+    for i, row in enumerate(roster):
+        by_sid = bool(sid) and sid in (row["SIS User ID"], row["ID"])
+        by_login = _same(email, row["SIS Login ID"])
+        by_user_part = bool(login_domain) and bool(user) and _same(domain, login_domain or "") and _same(user, row["SIS Login ID"])
+        if by_sid or by_login or by_user_part:
+            found.append(i)
+    return found
 
 
 def _formula_ids(row: dict) -> str:
@@ -99,46 +115,59 @@ def _formula_ids(row: dict) -> str:
     return ", ".join(f"{k} {row[k]!r}" for k in ID_FIELDS if needs_escape(row[k]))
 
 
-def _why_unmatched(person: dict, row: dict | None) -> str:
-    if row is not None:
-        return f"its roster row's {_formula_ids(row)} starts with {FORMULA_WORDS}; Canvas IDs are never escaped, so that row is left out"
+def _why_unmatched(person: dict, rows: list[dict], refused: bool) -> str:
+    if refused:
+        return f"its roster row's {_formula_ids(rows[0])} starts with {FORMULA_WORDS}; Canvas IDs are never escaped, so that row is left out"
+    if len(rows) > 1:
+        return (f"ambiguous: its SID and email name {len(rows)} roster rows ({', '.join(repr(r['Student']) for r in rows[:3])}); "
+                "a score goes only to a row that nothing else names")
     bad = [f"{k} {person[k]!r}" for k in ("sid", "email") if needs_escape(person[k])]
-    return "no roster row has this SID or login" + (f"; {', '.join(bad)} starts with {FORMULA_WORDS}, as no Canvas ID may" if bad else "")
+    return ("no roster row has this SID, Canvas ID or login (the user part of an email matches a login only with "
+            "--canvas-login-domain)") + (f"; {', '.join(bad)} starts with {FORMULA_WORDS}, as no Canvas ID may" if bad else "")
 
 
 def _names(people: list[dict], key: str) -> str:
     return ", ".join(p[key] for p in people[:5]) + (" …" if len(people) > 5 else "")
 
 
-def write_canvas(out: Path, book, roster: Path, assignment: str | None = None) -> list[str]:
+def write_canvas(out: Path, book, roster: Path, assignment: str | None = None, login_domain: str | None = None) -> list[str]:
     """canvas.csv (canvas-unmatched.csv when someone did not match, canvas-missing.csv when someone has
     no grade); returns warnings, and says in book.notes which column it fills."""
     loaded = read_roster(Path(roster))
     roster_rows = loaded.rows
-    refused = [row for row in roster_rows if _formula_ids(row)]
+    refused = {i for i, row in enumerate(roster_rows) if _formula_ids(row)}
     column, chosen = choose_column(loaded.columns, book.checks, assignment)
     book.notes.append(chosen)
-    scores: dict[str, float] = {}
+    claims: dict[int, list[tuple]] = {}  # roster row -> (graded, who) of every submission that matched it
     unmatched, missing = [], []
     for g in book.graded:
         for person in g.sub.students or [{"name": g.sub.key, "sid": "", "email": ""}]:
-            row = _match(person, roster_rows)
+            found = candidates(person, roster_rows, login_domain)
+            row = roster_rows[found[0]] if len(found) == 1 else None
             who = {"name": person["name"] or g.sub.key, "sid": person["sid"], "email": person["email"],
-                   "submission": g.sub.path.name}
+                   "submission": g.sub.file_name}
             if not g.has_grade:  # its cell stays empty: Canvas keeps the grade it has
                 missing.append({**who, "roster row": row["Student"] if row else "", "reason": g.status})
-            if row is None or row in refused:
-                unmatched.append({**who, "total": g.total, "reason": _why_unmatched(person, row)})
-            elif g.has_grade:
-                scores[row["ID"] or row["SIS User ID"]] = g.total
+            if len(found) != 1 or found[0] in refused:
+                unmatched.append({**who, "total": g.total,
+                                  "reason": _why_unmatched(person, [roster_rows[i] for i in found], bool(found) and found[0] in refused)})
+            else:
+                claims.setdefault(found[0], []).append((g, who))
+    scores: dict[int, float | None] = {}
+    for i, claimants in claims.items():
+        if len({id(g) for g, _ in claimants}) > 1:  # two submissions name one student: neither score is hers for sure
+            for g, who in claimants:
+                unmatched.append({**who, "total": g.total, "reason": f"{len(claimants)} submissions match the roster row "
+                                  f"{roster_rows[i]['Student']!r}: none of their scores is imported there"})
+        elif claimants[0][0].has_grade:
+            scores[i] = claimants[0][0].total
     points = sum(book.maximum(u) for u in book.units + book.written_units)
     rows = [["Points Possible", "", "", "", "", points]]
-    rows += [[row[k] for k in ROSTER_FIELDS] + [scores.get(row["ID"] or row["SIS User ID"])]
-             for row in roster_rows if row not in refused]
+    rows += [[row[k] for k in ROSTER_FIELDS] + [scores.get(i)] for i, row in enumerate(roster_rows) if i not in refused]
     write_csv(out / "canvas.csv", [*ROSTER_FIELDS, column], rows)
     warnings = []
     if refused:
-        warnings.append(f"canvas.csv: {len(refused)} roster row(s) left out ({_names(refused, 'Student')}): an ID starts with "
+        warnings.append(f"canvas.csv: {len(refused)} roster row(s) left out ({_names([roster_rows[i] for i in sorted(refused)], 'Student')}): an ID starts with "
                         f"{FORMULA_WORDS}, and escaping it would break Canvas's match")
     if missing:
         write_csv(out / "canvas-missing.csv", list(missing[0]), missing)
@@ -150,5 +179,6 @@ def write_canvas(out: Path, book, roster: Path, assignment: str | None = None) -
         (out / "canvas-unmatched.csv").unlink(missing_ok=True)
         return warnings
     write_csv(out / "canvas-unmatched.csv", list(unmatched[0]), unmatched)
-    return warnings + [f"canvas.csv: {len(unmatched)} student(s) match no roster row by SID or login, or only one left out "
+    return warnings + [f"canvas.csv: {len(unmatched)} student(s) match no roster row by SID or login, several, one another "
+                       "submission matches too, or one left out "
                        f"({_names(unmatched, 'name')}): see canvas-unmatched.csv for why"]

@@ -12,22 +12,45 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..autograder import AutograderError
+from ..owned import private_folder
+from ..results import Outcome
+from ..submission import MAX_FOLDER_ENTRIES
+from ..text import cap, plain_text
+from .unpack import CHUNK, MAX_METADATA, METADATA, unpack_export
 
-METADATA = "submission_metadata.yml"
+MAX_FIELD = 200  # a name, SID or email from the export
 
 
 @dataclass
 class Submission:
     key: str  # unique, file-name safe: names results/<key>.json
     path: Path
-    students: list[dict] = field(default_factory=list)  # {"name", "sid", "email"} from Gradescope
+    students: list[dict] = field(default_factory=list)  # {"name", "sid", "email"} from Gradescope, each plain text
     problem: str = ""  # a reason it cannot be graded at all, found while listing
     gradescope: dict = field(default_factory=dict)  # what the export says Gradescope scored: {"score", "tests"}
     from_export: bool = False  # listed by a Gradescope export: ``students`` is the platform's list of its submitters
+    fault: Outcome = Outcome.NOT_GRADED  # whose doing ``problem`` is: the export's (no grade) or the student's (0)
+    content: str = ""  # the hash of its files (content_hash), where the batch has read them
+
+    @property
+    def file_name(self) -> str:
+        """Its file or folder name as shown (CSVs, pages): plain text, whatever bytes the name holds."""
+        return plain_text(self.path.name)
 
 
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "submission"
+
+
+def _unique(name: str, seen: set[str]) -> str:
+    """A key no other submission of the class has: two names that read alike (a b, a_b) never share results."""
+    key = _safe(name)
+    if key in seen:
+        key = f"{key}-{hashlib.sha256(os.fsencode(name)).hexdigest()[:8]}"
+    while key in seen:
+        key += "_"
+    seen.add(key)
+    return key
 
 
 def is_gradescope_export(path: Path) -> bool:
@@ -45,25 +68,10 @@ def is_batch(path: Path) -> bool:
         p.suffix in (".ipynb", ".zip") or p.is_dir() for p in path.iterdir() if not p.name.startswith(".")))
 
 
-def _unpack_export(path: Path, out: Path) -> Path:
-    """A Gradescope export zip, unpacked once under OUT/.export/<its hash>/ (kept for regrades)."""
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-    target = out / ".export" / digest
-    if not (target / ".complete").exists():
-        with zipfile.ZipFile(path) as archive:
-            for member in archive.infolist():
-                name = Path(member.filename)
-                if name.is_absolute() or ".." in name.parts:
-                    continue  # never write outside the target
-                archive.extract(member, target)
-        (target / ".complete").touch()
-    metadata = next(target.rglob(METADATA))
-    return metadata.parent
-
-
 def _students(entry) -> list[dict]:
     submitters = (entry or {}).get(":submitters") or []
-    return [{"name": str(s.get(":name", "")), "sid": str(s.get(":sid", "") or ""), "email": str(s.get(":email", "") or "")}
+    return [{"name": cap(str(s.get(":name", "")), MAX_FIELD), "sid": cap(str(s.get(":sid", "") or ""), MAX_FIELD),
+             "email": cap(str(s.get(":email", "") or ""), MAX_FIELD)}
             for s in submitters if isinstance(s, dict)]
 
 
@@ -84,40 +92,78 @@ def _gradescope_scores(entry) -> dict:
     return found
 
 
+def files(folder: Path, limit: int = MAX_FOLDER_ENTRIES) -> tuple[list[Path], bool]:
+    """The regular files under ``folder`` in a fixed order (no link followed), at most ``limit`` of them, and
+    whether there were more."""
+    found, stack = [], [Path(folder)]
+    while stack:
+        try:
+            entries = sorted(os.scandir(stack.pop()), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if len(found) >= limit:
+                return found, True
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(Path(entry.path))
+            elif entry.is_file(follow_symlinks=False):
+                found.append(Path(entry.path))
+    return found, False
+
+
 def _has_notebook(folder: Path) -> bool:
-    return any(p.suffix in (".ipynb", ".zip") for p in folder.rglob("*") if p.is_file())
+    found, more = files(folder)
+    return more or any(p.suffix in (".ipynb", ".zip") for p in found)  # past the bound: graded, and told why
+
+
+def _metadata(path: Path) -> dict:
+    import yaml  # only TAs' exports need it; Gradescope's grader environment does without
+
+    if (path / METADATA).stat().st_size > MAX_METADATA:
+        raise AutograderError(f"{path / METADATA} is larger than {MAX_METADATA >> 20} MB")
+    try:  # every scalar a string: an unquoted SID such as 00123 stays 00123 (YAML 1.1 reads it as octal)
+        found = yaml.load((path / METADATA).read_text(encoding="utf-8"), Loader=yaml.BaseLoader) or {}
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
+        raise AutograderError(f"{path / METADATA} is not valid YAML: {plain_text(str(err))[:300]}") from None
+    if not isinstance(found, dict):
+        raise AutograderError(f"{path / METADATA} is not a mapping of submission folders")
+    return found
+
+
+def _folder_name(name) -> bool:
+    """Whether an export's key names a folder inside it: one plain path part, never absolute nor "..". """
+    return isinstance(name, str) and name not in ("", ".", "..") and not any(c in name for c in "/\\\0")
+
+
+def _from_export(path: Path, refused: dict[str, str]) -> list[Submission]:
+    found, seen = [], set()
+    for folder, entry in sorted(_metadata(path).items(), key=lambda item: str(item[0])):
+        sub = Submission(_unique(str(folder), seen), path / (str(folder) if _folder_name(folder) else "-"),
+                         _students(entry), gradescope=_gradescope_scores(entry), from_export=True)
+        if not _folder_name(folder):
+            sub.problem = f"the export lists {plain_text(str(folder))[:100]!r}, which is not the name of a folder inside it"
+        elif folder in refused:
+            sub.problem, sub.fault = f"the submission was not unpacked: {refused[folder]}", Outcome.STUDENT
+        elif not sub.path.is_dir():
+            sub.problem = f"the export lists {plain_text(folder)} but has no such folder"
+        found.append(sub)
+    return found
 
 
 def discover(path: Path, out: Path) -> list[Submission]:
-    path = Path(path)
+    path, refused = Path(path), {}
     if path.is_file() and is_gradescope_export(path):
-        path = _unpack_export(path, out)
+        unpacked = unpack_export(path, private_folder(Path(out) / ".export"))
+        path, refused = unpacked.folder, unpacked.refused
     if (path / METADATA).is_file():
-        import yaml  # only TAs' exports need it; Gradescope's grader environment does without
-
-        try:  # every scalar a string: an unquoted SID such as 00123 stays 00123 (YAML 1.1 reads it as octal)
-            metadata = yaml.load((path / METADATA).read_text(encoding="utf-8"), Loader=yaml.BaseLoader) or {}
-        except yaml.YAMLError as err:
-            raise AutograderError(f"{path / METADATA} is not valid YAML: {err}") from None
-        found = []
-        for folder, entry in sorted(metadata.items()):
-            sub = Submission(_safe(str(folder)), path / str(folder), _students(entry), gradescope=_gradescope_scores(entry),
-                             from_export=True)
-            if not sub.path.is_dir():
-                sub.problem = f"the export lists {folder} but has no such folder"
-            found.append(sub)
-        return found
+        return _from_export(path, refused)
     found, seen = [], set()
     for entry in sorted(path.iterdir()):
         if entry.name.startswith(".") or not (entry.is_dir() or entry.suffix in (".ipynb", ".zip")):
             continue
         if entry.is_dir() and not _has_notebook(entry):
             continue  # not a submission (notes, caches): `skipped` lists it
-        key = _safe(entry.stem if entry.is_file() else entry.name)
-        while key in seen:
-            key += "_"
-        seen.add(key)
-        found.append(Submission(key, entry))
+        found.append(Submission(_unique(entry.stem if entry.is_file() else entry.name, seen), entry))
     return found
 
 
@@ -126,23 +172,29 @@ def skipped(path: Path) -> list[str]:
     path = Path(path)
     if not path.is_dir() or (path / METADATA).is_file():
         return []
-    return sorted(e.name for e in path.iterdir() if e.is_dir() and not e.name.startswith(".") and not _has_notebook(e))
+    return sorted(plain_text(e.name) for e in path.iterdir() if e.is_dir() and not e.name.startswith(".") and not _has_notebook(e))
 
 
 def content_hash(path: Path) -> str:
-    """A submission's files, names and bytes: a results file graded from the same ones need not be graded again."""
+    """A submission's files, names and bytes, read in chunks: a results file graded from the same ones need not
+    be graded again. A folder past the bound of files is hashed on the first of them (its grading refuses it)."""
     digest = hashlib.sha256()
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    for file in files:
+    found = [path] if path.is_file() else files(path)[0]
+    for file in found:
         digest.update(os.fsencode(file.relative_to(path) if path.is_dir() else file.name) + b"\0")  # any bytes
-        digest.update(file.read_bytes() if file.is_file() else b"")
+        try:
+            with open(file, "rb") as f:
+                while chunk := f.read(CHUNK):
+                    digest.update(chunk)
+        except OSError:
+            digest.update(b"\1unreadable")
     return digest.hexdigest()
 
 
 def already_graded(results_path: Path, content_digest: str, version: str) -> bool:
     """Whether these results stand for this submission and autograder; results with no grade (the grader
     or its kernel failed) never do, so a rerun tries again instead of keeping the hole."""
-    from ..results import CONTENT_HASH, Outcome, outcome, recorded_hash
+    from ..results import CONTENT_HASH, outcome, recorded_hash
 
     try:
         results = json.loads(results_path.read_text())

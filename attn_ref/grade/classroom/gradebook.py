@@ -19,8 +19,10 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..results import Outcome, max_points, outcome, unit_name, write_atomically
+from ..owned import open_private, private_folder, write_private
+from ..results import CONTENT_HASH, Outcome, max_points, outcome, recorded_hash, unit_name
 from ..scoring.checks import Checks
+from ..text import plain_text
 from ..wire import Status
 from .discover import Submission
 from .mistakes import write_mistakes
@@ -90,7 +92,7 @@ class Gradebook:
         for g in self.graded:
             for person in g.sub.students or [{"name": "", "sid": "", "email": ""}]:
                 row = {"name": person["name"] or g.sub.key, "sid": person["sid"], "email": person["email"],
-                       "submission": g.sub.path.name}
+                       "submission": g.sub.file_name}
                 row.update({u: g.scores.get(u, 0.0) if g.has_grade else None for u in self.units})
                 row.update({u: g.written.get(u) for u in self.written_units})  # the TA's, graded or not
                 row["total"] = g.total
@@ -100,13 +102,22 @@ class Gradebook:
 
 
 def _results(out: Path, sub: Submission) -> dict:
+    """The submission's results, if they are its own: written for its key and, where the batch hashed its files,
+    graded from those files (a results file left by an earlier run on other files is no one's grade)."""
     try:
         results = json.loads((out / "results" / f"{sub.key}.json").read_text())
-        if isinstance(results, dict):
-            return results
     except (OSError, ValueError):
-        pass
+        results = None
+    extra = results.get("extra_data") if isinstance(results, dict) else None
+    if isinstance(extra, dict) and _belongs(extra, sub):
+        return results
     return {"tests": [], "extra_data": {"status": NOT_GRADED_YET, "outcome": Outcome.NOT_GRADED.value}}
+
+
+def _belongs(extra: dict, sub: Submission) -> bool:
+    if extra.get("submission", sub.key) != sub.key:
+        return False
+    return not sub.content or recorded_hash(extra, CONTENT_HASH) == sub.content
 
 
 def collect(out: Path, subs: list[Submission], checks: Checks) -> Gradebook:
@@ -123,8 +134,8 @@ def collect(out: Path, subs: list[Submission], checks: Checks) -> Gradebook:
 def write_gradebook(out: Path, subs: list[Submission], checks: Checks, canvas: dict | None = None) -> Gradebook:
     """grades.csv, written/ (pages and score sheet), summary.png, mistakes.csv and .png (a class with function
     units), report.html and, where asked, canvas.csv."""
-    (out / "locks").mkdir(parents=True, exist_ok=True)
-    with open(out / "locks" / "gradebook.lock", "w") as lock:
+    private_folder(out / "locks")
+    with open(open_private(out / "locks" / "gradebook.lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two runs on one folder take turns here
         book = collect(out, subs, checks)
         if checks.written:
@@ -176,7 +187,7 @@ def summary_lines(book: Gradebook) -> list[str]:
     lines.append(f"{submissions - bad} submissions ok, {bad} not ok")
     for status, keys in sorted(problems.items()):
         lines.append(f"  {len(keys)} × {status}: {', '.join(keys[:5])}{' …' if len(keys) > 5 else ''}")
-    return lines + book.notes + [f"warning: {w}" for w in book.warnings]
+    return [plain_text(line) for line in lines + book.notes + [f"warning: {w}" for w in book.warnings]]
 
 
 def summary_figure(book: Gradebook):
@@ -213,4 +224,4 @@ def _summary_png(path: Path, book: Gradebook) -> None:
     image = io.BytesIO()
     fig.savefig(image, format="png", dpi=100)
     plt.close(fig)
-    write_atomically(path, image.getvalue())
+    write_private(path, image.getvalue())

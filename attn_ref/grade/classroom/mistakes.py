@@ -9,7 +9,7 @@ import io
 from collections import Counter
 from pathlib import Path
 
-from ..results import write_atomically
+from ..owned import write_private
 from .spreadsheet import write_csv
 
 NO_MATCH = "(failed, no known mistake matched)"
@@ -42,7 +42,7 @@ def write_mistakes(out: Path, book) -> list[tuple[str, str, int]]:
     rows = counts(book)
     write_csv(out / "mistakes.csv", FIELDS, rows)
     if rows:
-        write_atomically(out / "mistakes.png", _chart(rows, book.checks.assignment))
+        write_private(out / "mistakes.png", _chart(rows, book.checks.assignment))
     return rows
 
 

@@ -26,8 +26,9 @@ from pathlib import Path
 import numpy as np
 
 from .. import submission as submission_files
-from ..results import write_atomically
+from ..owned import write_private
 from ..scoring.checks import FunctionUnit, Unit
+from ..text import plain_lines
 from ..wire import Status
 from . import mistakes
 
@@ -365,4 +366,5 @@ def write_report(path: Path, book) -> None:
     body = (_summary(book, measured, overview, scores) + _pairs_section(book, overview) + _units_section(book, measured)
             + _gradescope_section(scores) + (mistakes.section(mistakes.counts(book)) if book.checks.functions else "")
             + _flags_section(book))
-    write_atomically(path, PAGE.format(title=html.escape(title), body=body).encode())
+    # the text rule over the whole page: student text in it is escaped, and now visible too (text.py)
+    write_private(path, plain_lines(PAGE.format(title=html.escape(title), body=body)).encode())

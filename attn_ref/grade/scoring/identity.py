@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from ...variants import MAX_IDENTITY, normalized_identity
+from ..text import plain_text
 
 IDENTITY_VARIABLE = "GRADESCOPE_ID"  # what the notebook's identity cell assigns (attn_ref/release/cells/identity.py)
 
@@ -70,6 +71,7 @@ def choose(declared: str, submitters: Sequence[Mapping] | None) -> GradedIdentit
 
 def explained(graded: GradedIdentity, numbers: dict[str, dict]) -> str:
     """The visible line: whose numbers were graded, why, and which numbers those are."""
+    graded = GradedIdentity(plain_text(graded.identity), graded.basis, plain_text(graded.declared))  # as shown
     shown = "; ".join(f"{q}: " + ", ".join(f"{k} = {v}" for k, v in values.items()) for q, values in numbers.items())
     if graded.basis is Basis.DECLARED:
         why = f"Graded with the numbers of {graded.identity} (your {IDENTITY_VARIABLE}, a submitter of this submission)"

@@ -9,6 +9,7 @@ from __future__ import annotations
 from ...variants import combinations, variant_index
 from ..results import TEXT, entry
 from ..session import BudgetExhausted
+from ..text import plain_text
 from ..wire import parse_values
 from . import comparators as scoring
 from .context import REFERENCE_MESSAGE, GradingContext, UnitResults
@@ -47,7 +48,8 @@ def grade_questions(ctx: GradingContext) -> UnitResults:
     extra = {}
     if graded is not None:
         tests.insert(0, _numbers_entry(graded, numbers))
-        extra["variant"] = {"graded_as": graded.identity, "basis": graded.basis.value, "declared": graded.declared,
+        extra["variant"] = {"graded_as": plain_text(graded.identity), "basis": graded.basis.value,
+                            "declared": plain_text(graded.declared),
                             "flagged": graded.flagged, "numbers": numbers}
     return UnitResults(tests, extra, timed_out=timed_out)
 

@@ -1,0 +1,188 @@
+"""A Gradescope "Export Submissions" zip, unpacked with bounds: what a student put in it can neither fill the
+TA's disk nor the grader's memory, nor land outside the export's folder, nor be read by anyone else.
+
+Students choose what their submissions hold, so the export is checked before anything is written: per
+member (its size, and how much it inflates: a zip bomb's ratio), per submission (its files and bytes) and
+for the whole export (its members and bytes), on the sizes its central directory declares; then each member
+is streamed to disk in chunks, counting the bytes it really inflates to, so a member that lies about its
+size is stopped at what it declared. A submission past a bound is not unpacked at all: it is listed with
+the reason (its row says "error: ...": the student's doing, as for a notebook too large), and the class goes
+on. An export past its own bounds is refused as a whole, before anything is written.
+
+Files are written 0600 in folders 0700 (owned.py); members with absolute paths, "..", links or names that
+are not plain path parts are skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import stat
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from ..autograder import AutograderError
+from ..owned import FILE_MODE, private_folder, write_private
+from ..submission import MAX_FOLDER_ENTRIES, MAX_NOTEBOOK
+
+METADATA = "submission_metadata.yml"
+MAX_MEMBER = MAX_NOTEBOOK  # one file of a submission (a notebook, a PDF of written answers)
+MAX_SUBMISSION = 4 * MAX_NOTEBOOK  # one submission's files together
+MAX_SUBMISSION_FILES = MAX_FOLDER_ENTRIES
+MAX_RATIO = 200  # inflated / compressed, for a member over RATIO_FROM: notebooks inflate 2-20x, zip bombs 1000x
+RATIO_FROM = 1 << 20
+MAX_EXPORT = 32 << 30  # the whole export, inflated
+MAX_EXPORT_MEMBERS = 500_000
+MAX_METADATA = 64 << 20  # submission_metadata.yml (every submitter, and Gradescope's scores)
+CHUNK = 1 << 20
+DONE = ".complete"  # written last, with the refused submissions' reasons (JSON)
+
+
+@dataclass
+class Unpacked:
+    folder: Path  # the folder that holds submission_metadata.yml
+    refused: dict[str, str] = field(default_factory=dict)  # submission folder -> why it was not unpacked
+
+
+def file_hash(path: Path) -> str:
+    """The SHA-256 of a file, read in chunks (an export is gigabytes)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _parts(member: zipfile.ZipInfo) -> tuple[str, ...] | None:
+    """The member's path as plain parts, or None for one never written: absolute, "..", a link, odd names."""
+    name = member.filename
+    path = PurePosixPath(name.replace("\\", "/"))
+    if path.is_absolute() or not path.parts or any(p in ("..", ".") or "\0" in p for p in path.parts):
+        return None
+    if stat.S_ISLNK(member.external_attr >> 16):
+        return None
+    return path.parts
+
+
+def _metadata_prefix(members: list[zipfile.ZipInfo]) -> tuple[str, ...]:
+    """The parts of the folder holding submission_metadata.yml (the shallowest one)."""
+    found = [parts[:-1] for m in members if (parts := _parts(m)) and parts[-1] == METADATA]
+    if not found:
+        raise AutograderError(f"no {METADATA} in the export")
+    return min(found, key=len)
+
+
+def _too_big(member: zipfile.ZipInfo) -> str:
+    if member.file_size > MAX_MEMBER:
+        return f"its file {member.filename} is {member.file_size >> 20} MB unpacked; a file may be at most {MAX_MEMBER >> 20} MB"
+    if member.file_size > RATIO_FROM and member.file_size > MAX_RATIO * max(member.compress_size, 1):
+        return (f"its file {member.filename} inflates {member.file_size // max(member.compress_size, 1)} times "
+                f"(at most {MAX_RATIO}: a zip bomb)")
+    return ""
+
+
+def _plan(archive: zipfile.ZipFile) -> tuple[tuple[str, ...], dict[str, list], dict[str, str]]:
+    """What to unpack: the metadata folder's parts, its members per submission folder ("" for the folder's
+    own files), and the submissions refused with why. Raises for an export past its own bounds."""
+    members = archive.infolist()
+    if len(members) > MAX_EXPORT_MEMBERS:
+        raise AutograderError(f"the export holds {len(members)} files; at most {MAX_EXPORT_MEMBERS} are unpacked")
+    total = sum(m.file_size for m in members)
+    if total > MAX_EXPORT:
+        raise AutograderError(f"the export is {total >> 30} GB unpacked; at most {MAX_EXPORT >> 30} GB are unpacked")
+    prefix = _metadata_prefix(members)
+    by_folder: dict[str, list] = {}
+    for member in members:
+        parts = _parts(member)
+        if parts is None or parts[:len(prefix)] != prefix or len(parts) == len(prefix):
+            continue
+        rest = parts[len(prefix):]
+        folder = rest[0] if len(rest) > 1 else ""
+        by_folder.setdefault(folder, []).append((member, rest))
+    refused = {}
+    for folder, found in by_folder.items():
+        files = [m for m, _ in found if not m.is_dir()]
+        why = next((w for m in files if (w := _too_big(m))), "")
+        if folder == "":  # the export's own files: its metadata, bounded on its own
+            meta = next((m for m in files if m.filename.endswith(METADATA)), None)
+            if meta is not None and meta.file_size > MAX_METADATA:
+                raise AutograderError(f"the export's {METADATA} is {meta.file_size >> 20} MB; at most {MAX_METADATA >> 20} MB")
+            continue
+        if not why and len(files) > MAX_SUBMISSION_FILES:
+            why = f"it holds {len(files)} files; a submission may hold at most {MAX_SUBMISSION_FILES}"
+        if not why and sum(m.file_size for m in files) > MAX_SUBMISSION:
+            why = f"its files are {sum(m.file_size for m in files) >> 20} MB unpacked; at most {MAX_SUBMISSION >> 20} MB"
+        if why:
+            refused[folder] = why
+    return prefix, by_folder, refused
+
+
+def _stream(archive: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path) -> str:
+    """Write one member, never more bytes than it declared; the reason it could not be, or ""."""
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
+    written = 0
+    try:
+        with os.fdopen(fd, "wb") as out, archive.open(member) as source:
+            while chunk := source.read(CHUNK):
+                written += len(chunk)
+                if written > member.file_size:
+                    return f"its file {member.filename} inflates past the {member.file_size} bytes it declares"
+                out.write(chunk)
+    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError) as err:
+        # zlib's and lzma's errors are plain OSError/EOFError; an encrypted member is a RuntimeError
+        return f"its file {member.filename} could not be unpacked ({type(err).__name__})"
+    return ""
+
+
+def unpack_export(path: Path, into: Path) -> Unpacked:
+    """The export zip ``path`` unpacked once under ``into``/<its hash>/ (kept for regrades, with the reasons
+    its refused submissions were left out; a half-written one is made again)."""
+    target = Path(into) / file_hash(path)[:16]
+    done = target / DONE
+    try:
+        archive = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as err:
+        raise AutograderError(f"{path} is not a readable zip ({err})") from None
+    with archive:
+        prefix, by_folder, refused = _plan(archive)
+        if done.exists():
+            refused = _read_refused(done)
+        else:
+            if target.exists():
+                shutil.rmtree(target)
+            private_folder(target)
+            _write(archive, target.joinpath(*prefix), by_folder, refused)
+            write_private(done, json.dumps(refused, sort_keys=True).encode())
+    return Unpacked(target.joinpath(*prefix), refused)
+
+
+def _read_refused(done: Path) -> dict[str, str]:
+    try:
+        found = json.loads(done.read_bytes()[:MAX_METADATA] or b"{}")
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
+def _write(archive: zipfile.ZipFile, folder: Path, by_folder: dict[str, list], refused: dict[str, str]) -> None:
+    """Every member not refused, under ``folder`` (the metadata's); a submission whose member fails to stream
+    is removed whole and refused."""
+    for name, found in sorted(by_folder.items()):
+        if name in refused:
+            continue
+        for member, rest in found:
+            where = folder.joinpath(*rest)
+            if member.is_dir():
+                private_folder(where)
+                continue
+            private_folder(where.parent)
+            why = _stream(archive, member, where)
+            if why and not name:
+                raise AutograderError(f"the export's own files could not be unpacked: {why.removeprefix('its ')}")
+            if why:  # this submission alone: nothing of it is kept
+                refused[name] = why
+                shutil.rmtree(folder / name, ignore_errors=True)
+                break

@@ -1,0 +1,436 @@
+"""The trusted side as a careful custodian: student text that cannot forge a line or hide a character, a
+spreadsheet cell that cannot start a formula, a Canvas row that belongs to exactly one student, an export
+unpacked with bounds, results that are their submission's own, and no key left for the next kernel.
+
+The attacks of a whole class, run as root through the command line (what the grader writes on disk, who can
+read it, and every output at once), are in test_adversarial.py ("a TA as root").
+"""
+
+from __future__ import annotations
+
+import csv
+import ctypes
+import json
+import os
+import subprocess
+import sys
+import unicodedata
+import zipfile
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from attn_ref.grade.text import plain_lines, plain_text
+
+ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root, as on Gradescope and in CI")
+INVISIBLE = {"Cc", "Cf", "Cs", "Zl", "Zp"}
+HOSTILE_TEXT = "a\nb\rc\x1b[2Jd\x07\x08\x00e\x9b31m\u202eevil\u2066\u200bf\u2028g\ufeffh\ud800i\x7f"
+
+
+def invisible(text: str, lines: bool = False) -> list[str]:
+    """The characters of ``text`` the text rule lets through nowhere (newlines and tabs where ``lines``)."""
+    return [c for c in text if unicodedata.category(c) in INVISIBLE and not (lines and c in "\n\t")]
+
+
+# ---- one rule for student text -------------------------------------------------------------------------
+
+def test_the_text_rule_on_each_kind_of_hidden_character():
+    assert plain_text(HOSTILE_TEXT) == "a?b?c?[2Jd???e?31m?evil??f?g?h?i?"
+    assert plain_lines("one\r\ntwo\tthree\rfour\u2029") == "one\ntwo\tthree?four?"
+    assert plain_text("Zoë Ångström 中文 😀 O'Brien") == "Zoë Ångström 中文 😀 O'Brien"  # what is visible stays
+
+
+@given(st.text(st.one_of(st.characters(), st.sampled_from(["\ud800", "\udfff", "\u202e", "\x9b", "\r", "\u2029"]))))
+def test_nothing_hidden_passes_the_text_rule(text):
+    assert not invisible(plain_text(text)) and len(plain_text(text)) == len(text)
+    assert not invisible(plain_lines(text), lines=True)
+    plain_text(text).encode("utf-8")  # always encodable: no lone surrogate left to raise
+
+
+def test_a_students_message_cannot_begin_a_line_of_the_results():
+    from attn_ref.grade.results import entry
+    from attn_ref.grade.scoring.checks import QuestionUnit
+
+    unit = QuestionUnit("q1", title="A question")
+    forged = "boom\n✓ q1: FORGED (3/3)\r\n✓ FORGED (3/3)\u2028✓ FORGED"
+    output = entry(unit, [(False, "the value", 3, f"raised ValueError: {forged}"), (True, "the type", 1, "")], "visible")["output"]
+    lines = output.split("\n")
+    assert len(lines) == 2 and lines[0].startswith("✗ the value (0/3): raised ValueError: boom?✓ q1: FORGED")
+    assert lines[1] == "✓ the type (1/1)"
+
+
+def test_results_on_disk_hold_no_hidden_character_wherever_it_was_put(tmp_path):
+    from attn_ref.grade.results import write_results
+
+    results = {"score": 1.0, "output": f"line one\n{HOSTILE_TEXT}",
+               "tests": [{"name": HOSTILE_TEXT, "output": f"✗ x (0/1): {HOSTILE_TEXT}"}],
+               "extra_data": {"variant": {"declared": HOSTILE_TEXT, "graded_as": "\ud800"}, HOSTILE_TEXT: [HOSTILE_TEXT]}}
+    write_results(tmp_path / "r.json", results)
+    raw = (tmp_path / "r.json").read_bytes()
+    written = json.loads(raw.decode("utf-8"))  # valid UTF-8: a lone surrogate no longer stops the write
+    for path, text in strings(written):
+        assert not invisible(text, lines=path.endswith("output")), (path, text)
+    assert written["output"].startswith("line one\n") and (tmp_path / "r.json").stat().st_mode & 0o777 == 0o600
+
+
+def strings(value, path: str = "") -> list[tuple[str, str]]:
+    """Every string of a JSON value (keys too), with where it is."""
+    if isinstance(value, str):
+        return [(path, value)]
+    if isinstance(value, dict):
+        return [item for k, v in value.items() for item in [(path, k), *strings(v, f"{path}.{k}")]]
+    if isinstance(value, list):
+        return [item for v in value for item in strings(v, path)]
+    return []
+
+
+def test_an_identity_with_hidden_characters_is_shown_plain():
+    from attn_ref.grade.scoring.identity import Basis, GradedIdentity, explained
+
+    line = explained(GradedIdentity("\x1b]0;x\x07ana@uni.edu\u202e", Basis.UNVERIFIED, "\x1b]0;x\x07ana@uni.edu\u202e"), {})
+    assert not invisible(line) and "?]0;x?ana@uni.edu?" in line
+
+
+# ---- the CSV neutraliser (OWASP, ASVS) ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r", "\n", "\0", "\v", "\f", "\xa0", " ", "\u3000", "\u200b",
+                                   "\u202e", "\x1b", "\x9b", "＝", "＋", "－", "＠", "﹦", "﹢", "﹣", "⁼", " =", "\t=", "\xa0@"])
+def test_no_cell_can_start_a_formula(tmp_path, start):
+    from attn_ref.grade.classroom.spreadsheet import needs_escape, write_csv
+
+    write_csv(tmp_path / "t.csv", ["cell"], [[start + "HYPERLINK(\"x.test\")"]])
+    with open(tmp_path / "t.csv", newline="", encoding="utf-8-sig") as f:
+        (_, (cell,)) = list(csv.reader(f))
+    assert not needs_escape(cell) and not invisible(cell), repr(cell)
+    assert cell.startswith(("'", "?")) and needs_escape(start + "x")  # a Canvas ID so written is refused instead
+
+
+# ---- a Canvas row belongs to exactly one student ---------------------------------------------------------
+
+ROSTER = [["Student", "ID", "SIS User ID", "SIS Login ID", "Section"],
+          ["Bob", "101", "S1", "bob", "A"],
+          ["Carol", "102", "S2", "carol@uni.edu", "A"],
+          ["Hal", "S6", "S7", "hal", "A"],  # a Canvas ID that is another student's SID (Ivy's)
+          ["Ivy", "106", "S6", "ivy", "A"],
+          ["Erin", "", "", "erin@uni.edu", "A"],  # no ID and no SIS User ID: two such rows share no key
+          ["Finn", "", "", "finn@uni.edu", "A"],
+          ["Gus", "105", "S5", "gus", "A"]]
+
+
+def _graded(key: str, total: float | None, *people: dict):
+    students = [{"name": "", "sid": "", "email": "", **p} for p in people]
+    sub = SimpleNamespace(key=key, students=students, file_name=f"{key}.ipynb")
+    return SimpleNamespace(sub=sub, total=total, has_grade=total is not None, status="ok")
+
+
+def _canvas(tmp_path: Path, graded: list, login_domain: str | None = None) -> tuple[dict, dict, list[str]]:
+    from attn_ref.grade.classroom.canvas import write_canvas
+
+    roster = tmp_path / "roster.csv"
+    with open(roster, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(ROSTER)
+    book = SimpleNamespace(graded=graded, checks=SimpleNamespace(title="Lab", assignment="lab"), notes=[], units=["c1"],
+                           written_units=[], maximum=lambda unit: 80.0)
+    warnings = write_canvas(tmp_path, book, roster, "Lab (1)", login_domain)
+    with open(tmp_path / "canvas.csv", newline="", encoding="utf-8-sig") as f:
+        scores = {row["Student"]: row["Lab (1)"] for row in csv.DictReader(f) if row["Student"] != "Points Possible"}
+    unmatched = {}
+    if (tmp_path / "canvas-unmatched.csv").exists():
+        with open(tmp_path / "canvas-unmatched.csv", newline="", encoding="utf-8-sig") as f:
+            unmatched = {row["name"]: row["reason"] for row in csv.DictReader(f)}
+    return scores, unmatched, warnings
+
+
+def test_a_login_never_matches_the_user_part_of_an_address_of_another_domain(tmp_path):
+    graded = [_graded("bob", 80, {"name": "Bob", "sid": "S1", "email": "bob@uni.edu"}),
+              _graded("mallory", 0, {"name": "Mallory", "email": "bob@elsewhere.example"})]
+    scores, unmatched, warnings = _canvas(tmp_path, graded)
+    assert scores["Bob"] == "80" and "Mallory" in unmatched and warnings
+    scores, unmatched, _ = _canvas(tmp_path, graded, login_domain="uni.edu")  # the domain named: still not hers
+    assert scores["Bob"] == "80" and "no roster row" in unmatched["Mallory"]
+
+
+def test_the_user_part_matches_only_with_the_rosters_domain(tmp_path):
+    graded = [_graded("gus", 70, {"name": "Gus", "email": "GUS@uni.edu"})]
+    assert _canvas(tmp_path, graded)[0]["Gus"] == ""
+    assert _canvas(tmp_path, graded, login_domain="uni.edu")[0]["Gus"] == "70"
+    full = [_graded("carol", 60, {"name": "Carol", "email": "Carol@Uni.edu"})]  # a full login: any case
+    assert _canvas(tmp_path, full)[0]["Carol"] == "60"
+
+
+def test_a_sid_that_is_one_rows_sis_id_and_anothers_canvas_id_matches_neither(tmp_path):
+    scores, unmatched, _ = _canvas(tmp_path, [_graded("x", 50, {"name": "Xena", "sid": "S6"}),
+                                              _graded("h", 40, {"name": "Hal", "sid": "S7"})])
+    assert scores["Hal"] == "40" and scores["Ivy"] == "" and "ambiguous" in unmatched["Xena"]
+
+
+def test_a_sid_and_an_email_naming_two_rows_match_neither(tmp_path):
+    scores, unmatched, _ = _canvas(tmp_path, [_graded("x", 50, {"name": "Xena", "sid": "S1", "email": "carol@uni.edu"})])
+    assert scores["Bob"] == scores["Carol"] == "" and "ambiguous" in unmatched["Xena"]
+
+
+def test_two_submissions_matching_one_row_are_both_left_out(tmp_path):
+    scores, unmatched, warnings = _canvas(tmp_path, [_graded("a", 80, {"name": "Bob", "sid": "S1"}),
+                                                     _graded("b", 0, {"name": "Bob again", "email": "BOB"})],
+                                          login_domain=None)
+    # "BOB" is a full login (any case): two submissions claim Bob's row, so it stays empty and both are listed
+    assert scores["Bob"] == "" and set(unmatched) == {"Bob", "Bob again"}
+    assert all("2 submissions match the roster row 'Bob'" in why for why in unmatched.values()) and warnings
+
+
+def test_rows_without_canvas_ids_keep_their_own_scores(tmp_path):
+    scores, unmatched, _ = _canvas(tmp_path, [_graded("e", 10, {"name": "Erin", "email": "erin@uni.edu"}),
+                                              _graded("f", 20, {"name": "Finn", "email": "finn@uni.edu"})])
+    assert scores["Erin"] == "10" and scores["Finn"] == "20" and not unmatched
+
+
+def test_a_group_fills_each_members_own_row(tmp_path):
+    scores, unmatched, _ = _canvas(tmp_path, [_graded("g", 75, {"name": "Bob", "sid": "S1"}, {"name": "Gus", "sid": "S5"})])
+    assert scores["Bob"] == scores["Gus"] == "75" and not unmatched
+
+
+# ---- an export unpacked with bounds ------------------------------------------------------------------------
+
+def _notebook_bytes(assignment: str = "lab") -> bytes:
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(metadata={"otter": {"assignment_name": assignment}})
+    nb.cells = [nbformat.v4.new_code_cell("x = 1")]
+    return nbformat.writes(nb).encode()
+
+
+def _export(path: Path, members: dict[str, bytes | int], metadata: dict | None = None, lie: dict | None = None) -> Path:
+    """An export zip: each member its bytes, or a number of zero bytes streamed in (a bomb), under
+    assignment_export/; ``lie``: {member: the size its headers declare}."""
+    folders = sorted({name.split("/")[0] for name in members})
+    metadata = metadata or {f: {":submitters": [{":name": f, ":sid": f, ":email": f"{f}@uni.edu"}]} for f in folders}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        archive.writestr("assignment_export/submission_metadata.yml", yaml.safe_dump(metadata))
+        for name, content in members.items():
+            if isinstance(content, int):
+                with archive.open(f"assignment_export/{name}", "w") as f:
+                    chunk = bytes(16 << 20)
+                    for _ in range(content // len(chunk)):
+                        f.write(chunk)
+            else:
+                archive.writestr(f"assignment_export/{name}", content)
+    for name, size in (lie or {}).items():
+        _declare(path, f"assignment_export/{name}", size)
+    return path
+
+
+def _declare(path: Path, member: str, size: int) -> None:
+    """Rewrite a member's declared size in its local header and the central directory (a lying zip)."""
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as archive:
+        local = archive.getinfo(member).header_offset
+    assert data[local:local + 4] == b"PK\x03\x04"
+    data[local + 22:local + 26] = size.to_bytes(4, "little")
+    central = 0
+    while True:
+        central = data.index(b"PK\x01\x02", central)
+        length = int.from_bytes(data[central + 28:central + 30], "little")
+        if bytes(data[central + 46:central + 46 + length]) == member.encode():
+            data[central + 24:central + 28] = size.to_bytes(4, "little")
+            break
+        central += 4
+    path.write_bytes(bytes(data))
+
+
+def test_a_zip_bomb_in_an_export_is_that_submissions_error_and_the_class_goes_on(tmp_path):
+    """A 1 GiB member (a few MB zipped) is refused from the sizes the zip declares, before anything is
+    written; the grader's memory stays small (measured in a process of its own)."""
+    export = _export(tmp_path / "export.zip", {"submission_1/lab.ipynb": _notebook_bytes(),
+                                               "submission_2/lab.ipynb": 1 << 30})
+    assert export.stat().st_size < 8 << 20
+    probe = ("import json, resource, sys\nfrom pathlib import Path\nfrom attn_ref.grade.classroom.discover import discover\n"
+             "subs = discover(Path(sys.argv[1]), Path(sys.argv[2]))\n"
+             "print(json.dumps({'subs': [[s.key, s.problem, s.fault.value] for s in subs], "
+             "'peak': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10}))")
+    done = subprocess.run([sys.executable, "-c", probe, str(export), str(tmp_path / "out")], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout)
+    (_, ok, _), (_, bomb, fault) = found["subs"]
+    assert ok == "" and fault == "student" and "1024 MB unpacked; a file may be at most 64 MB" in bomb
+    written = sum(p.stat().st_size for p in (tmp_path / "out").rglob("*") if p.is_file())
+    assert written < 1 << 20 and found["peak"] < 400 << 20, (written, found["peak"])
+
+
+def test_a_member_that_lies_about_its_size_is_stopped_at_what_it_declared(tmp_path):
+    from attn_ref.grade.classroom.discover import discover
+
+    export = _export(tmp_path / "export.zip", {"submission_1/lab.ipynb": _notebook_bytes(),
+                                               "submission_2/lab.ipynb": 48 << 20},
+                     lie={"submission_2/lab.ipynb": 1000})
+    subs = {s.key: s for s in discover(export, tmp_path / "out")}
+    assert subs["submission_1"].problem == "" and (subs["submission_1"].path / "lab.ipynb").is_file()
+    assert "could not be unpacked" in subs["submission_2"].problem or "inflates past" in subs["submission_2"].problem
+    assert subs["submission_2"].fault.value == "student" and not subs["submission_2"].path.exists()
+    again = {s.key: s for s in discover(export, tmp_path / "out")}  # unpacked once: the reason is kept
+    assert again["submission_2"].problem == subs["submission_2"].problem
+
+
+def test_an_export_past_its_own_bounds_is_refused_before_anything_is_written(tmp_path, monkeypatch):
+    from attn_ref.grade.autograder import AutograderError
+    from attn_ref.grade.classroom import unpack
+    from attn_ref.grade.classroom.discover import discover
+
+    export = _export(tmp_path / "export.zip", {f"submission_{i}/lab.ipynb": _notebook_bytes() for i in range(5)})
+    monkeypatch.setattr(unpack, "MAX_EXPORT_MEMBERS", 4)
+    with pytest.raises(AutograderError, match="at most 4 are unpacked"):
+        discover(export, tmp_path / "out")
+    assert not list((tmp_path / "out").rglob("*.ipynb"))
+    monkeypatch.setattr(unpack, "MAX_EXPORT_MEMBERS", 100)
+    monkeypatch.setattr(unpack, "MAX_SUBMISSION_FILES", 1)
+    many = _export(tmp_path / "many.zip", {"submission_1/lab.ipynb": _notebook_bytes(), "submission_1/b.txt": b"x",
+                                           "submission_2/lab.ipynb": _notebook_bytes()})
+    subs = {s.key: s for s in discover(many, tmp_path / "out2")}
+    assert "it holds 2 files; a submission may hold at most 1" in subs["submission_1"].problem
+    assert subs["submission_2"].problem == ""
+
+
+def test_export_keys_stay_inside_the_export_and_never_share_results(tmp_path):
+    from attn_ref.grade.classroom.discover import discover
+
+    export = tmp_path / "export"
+    for name in ("a b", "a_b", "c"):
+        (export / name).mkdir(parents=True)
+        (export / name / "lab.ipynb").write_bytes(_notebook_bytes())
+    people = [{":name": "P", ":sid": "1", ":email": "p@uni.edu"}]
+    metadata = {k: {":submitters": people} for k in ("a b", "a_b", "c", "/etc", "..", "../c", "")}
+    (export / "submission_metadata.yml").write_text(yaml.safe_dump(metadata))
+    subs = discover(export, tmp_path / "out")
+    keys = [s.key for s in subs]
+    assert len(set(keys)) == len(keys) == 7
+    for sub in subs:
+        inside = sub.path.resolve().is_relative_to(export.resolve()) and sub.path.resolve() != export.resolve()
+        assert inside or "not the name of a folder inside it" in sub.problem, (sub.key, sub.path)
+
+
+def test_names_from_an_export_reach_the_gradebook_plain(tmp_path):
+    from attn_ref.grade.classroom.discover import discover
+
+    export = tmp_path / "export"
+    (export / "s1").mkdir(parents=True)
+    (export / "s1" / "lab.ipynb").write_bytes(_notebook_bytes())
+    hostile = {":name": "Eve\n9 submissions ok\u202e", ":sid": "\x00\x0b1", ":email": "\x1b[2Je@uni.edu"}
+    (export / "submission_metadata.yml").write_text(yaml.safe_dump({"s1": {":submitters": [hostile]}}))
+    (sub,) = discover(export, tmp_path / "out")
+    assert sub.students == [{"name": "Eve?9 submissions ok?", "sid": "??1", "email": "?[2Je@uni.edu"}]
+
+
+# ---- results that are their submission's own ---------------------------------------------------------------
+
+def test_results_of_other_files_are_no_ones_grade(tmp_path):
+    from attn_ref.grade.classroom.discover import Submission
+    from attn_ref.grade.classroom.gradebook import collect
+    from attn_ref.grade.results import CONTENT_HASH, write_results
+    from attn_ref.grade.scoring.checks import Checks, QuestionUnit
+
+    checks = Checks("practice", (QuestionUnit("q1"),))
+    tests = [{"name": "q1: Q", "score": 1.0, "max_score": 1.0}]
+    for key, digest in (("mine", "abc"), ("stale", "old"), ("moved", "def")):
+        write_results(tmp_path / "results" / f"{key}.json",
+                      {"tests": tests, "extra_data": {"submission": "elsewhere" if key == "moved" else key, CONTENT_HASH: digest}})
+    subs = [Submission("mine", tmp_path / "mine.ipynb", content="abc"), Submission("stale", tmp_path / "s.ipynb", content="new"),
+            Submission("moved", tmp_path / "m.ipynb", content="def")]
+    book = collect(tmp_path, subs, checks)
+    assert [g.has_grade for g in book.graded] == [True, False, False]
+    assert [g.status for g in book.graded][1:] == ["not graded yet", "not graded yet"]
+
+
+def test_a_score_typed_twice_for_one_student_is_given_to_no_one_and_kept(tmp_path):
+    from attn_ref.grade.classroom.discover import Submission
+    from attn_ref.grade.classroom.gradebook import Gradebook, Graded
+    from attn_ref.grade.classroom.written_pages import SHEET, merge_written_scores
+    from attn_ref.grade.scoring.checks import Checks, QuestionUnit, WrittenPart
+
+    checks = Checks("practice", (QuestionUnit("q1"),), (WrittenPart("q2", points=1),))
+    sub = Submission("s1", tmp_path / "s1.ipynb", [{"name": "Ada", "sid": "7", "email": "ada@uni.edu"}])
+    book = Gradebook(checks, [Graded(sub, {"extra_data": {"status": "ok"}}, {"q1": 1.0})])
+    sheet = tmp_path / SHEET
+    sheet.write_text("submission,name,sid,email,q2_written\ns1.ipynb,Ada,7,ada@uni.edu,1\ns1.ipynb,Ada,7,ada@uni.edu,0\n")
+    before = sheet.read_bytes()
+    warnings = merge_written_scores(tmp_path, book)
+    assert book.graded[0].written == {"q2_written": None} and any("2 rows for '7'" in w for w in warnings)
+    assert sheet.read_bytes() == before  # nothing the TA typed is lost
+
+
+# ---- owner-only, whatever the umask ------------------------------------------------------------------------
+
+def test_what_the_grader_writes_is_its_owners_alone_whatever_the_umask(tmp_path):
+    from attn_ref.grade.owned import open_private, private_folder, tighten, write_private
+
+    old = os.umask(0)
+    try:
+        private_folder(tmp_path / "out" / "a" / "b")
+        write_private(tmp_path / "out" / "c" / "f.txt", b"x")
+        os.close(open_private(tmp_path / "out" / "lock"))
+        (tmp_path / "out" / "results").mkdir(mode=0o777)
+        (tmp_path / "out" / "results" / "old.json").write_text("{}")
+        (tmp_path / "out" / "notes.txt").write_text("the TA's own")
+        os.chmod(tmp_path / "out" / "notes.txt", 0o644)
+        tighten(tmp_path / "out", ("results",))
+    finally:
+        os.umask(old)
+    for path in [tmp_path / "out", *(tmp_path / "out").rglob("*")]:
+        mode = path.lstat().st_mode & 0o777
+        if path.name == "notes.txt":
+            assert mode == 0o644  # not the grader's: untouched
+        else:
+            assert mode == (0o700 if path.is_dir() else 0o600), (path, oct(mode))
+
+
+# ---- keyrings ---------------------------------------------------------------------------------------------
+
+ADD_KEY = {"x86_64": 248, "aarch64": 217}.get(os.uname().machine)
+KEY_SPEC_USER_KEYRING = -4
+
+
+def _add_key_as(uid: int, bounded: bool) -> tuple[int, int]:
+    """In a child as ``uid`` (with the kernel's bounds first, where ``bounded``): add_key's result and errno."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            if bounded:
+                sys.path.insert(0, str(Path(__file__).parents[1] / "attn_ref/grade/isolation"))
+                import launch_bounds
+
+                launch_bounds.apply({"limits": {}, "deny_network": True})
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            libc = ctypes.CDLL(None, use_errno=True)
+            result = libc.syscall(ADD_KEY, b"user", b"left-for-the-next-kernel", b"x", 1, ctypes.c_int(KEY_SPEC_USER_KEYRING))
+            os.write(write, json.dumps([result, ctypes.get_errno()]).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    with os.fdopen(read) as f:
+        return tuple(json.loads(f.read() or "[-2, 0]"))
+
+
+@ROOT_ONLY
+@pytest.mark.skipif(ADD_KEY is None or not Path("/proc/key-users").exists(), reason="no keyrings on this machine")
+def test_a_kernel_can_leave_no_key_and_no_uid_with_keys_is_drawn(monkeypatch):
+    import errno
+
+    from attn_ref.grade.isolation import cleanup
+
+    uid = 3_990_000 + os.getpid() % 1000
+    result, code = _add_key_as(uid, bounded=True)  # a kernel: the seccomp filter fails every keyring call
+    assert result == -1 and code == errno.ENOSYS and uid not in cleanup.uids_with_keys()
+    leaked = uid + 1
+    result, _ = _add_key_as(leaked, bounded=False)  # without the filter (no libseccomp) a key outlives its process
+    if result < 0:
+        pytest.skip("this machine refuses keys even without the filter")
+    assert leaked in cleanup.uids_with_keys()
+    monkeypatch.setenv(cleanup.UID_RANGE_ENV, f"{leaked}-{leaked}")
+    with pytest.raises(OSError, match="no free kernel uid"):
+        cleanup.claim_uid()  # that uid is never drawn while its key exists

@@ -19,17 +19,20 @@ import json
 import os
 import pwd
 import shutil
+import stat
 import subprocess
 import sys
 import sysconfig
 import tempfile
 import time
+import unicodedata
 import zipfile
 from pathlib import Path
 
 import nbformat
 import psutil
 import pytest
+import yaml
 from conftest import edit_notebook, max_scores, scores
 from course_units import ANSWERS
 from placeholders import PLACEHOLDERS
@@ -443,6 +446,21 @@ def test_student_text_in_results_is_bounded(release, local):
     assert results["score"] == 0
 
 
+def test_an_identity_full_of_hidden_characters_is_written_plain(release, local):
+    """GRADESCOPE_ID with ESC, CR, BEL, BS, NUL, a C1 CSI, a bidi override and a lone surrogate: the results
+    are written (valid UTF-8), and the "Your numbers" line and extra_data.variant show it plain."""
+    from conftest import signed_in
+
+    hostile = "\x1b[2J\rana\x07\x08\x00@uni.edu\x9b31m\u202e\ud800\n✓ FORGED (3/3)"
+    results = local(signed_in(notebook(release, "practice", "solution"), hostile), "practice")
+    variant = results["extra_data"]["variant"]
+    assert variant["basis"] == "unverified" and variant["declared"] == "?[2J?ana???@uni.edu?31m???✓ FORGED (3/3)"
+    numbers = results["tests"][0]["output"]
+    assert "Graded with the numbers of ?[2J?ana" in numbers and "\n" not in numbers
+    for key, text in json_strings(results):
+        assert_plain(text, key, lines=key == "output")
+
+
 def test_a_small_zip_holding_a_huge_notebook_is_refused_before_unpacking(release, tmp_path):
     bomb = tmp_path / "bomb.zip"
     with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -585,6 +603,7 @@ def test_gradescope_solution_and_blank(release, gradescope):
     source = roots["lab"] / "source"
     assert (source.stat().st_mode & 0o077) == 0 and ((source / "checks.json").stat().st_mode & 0o077) == 0
     assert (Path(prefix) / "grader").stat().st_mode & 0o077 == 0
+    assert (roots["practice"] / "results" / "results.json").stat().st_mode & 0o777 == 0o600  # root's, as Gradescope reads it
 
 
 @ROOT_ONLY
@@ -738,17 +757,18 @@ def class_folder(release, folder: Path, hostile: dict, honest: list[str]) -> Pat
 
 
 def graded_class(release, tmp_path, hostile: dict, honest: list[str], namespaces: str, jobs: int = 1,
-                 cluster: str | None = None, plan=None) -> tuple[dict, set]:
-    """A lab class graded as a batch into tmp_path/graded (``jobs`` at once, or on ``cluster``; ``plan``: the
-    sandbox, default resolved for ``namespaces``): {name: total} and the kernel uids it used."""
+                 cluster: str | None = None, plan=None, graded: Path | None = None) -> tuple[dict, set]:
+    """A lab class graded as a batch into ``graded`` (default tmp_path/graded; ``jobs`` at once, or on
+    ``cluster``; ``plan``: the sandbox, default resolved for ``namespaces``): {name: total} and the kernel
+    uids it used."""
     from attn_ref.grade.classroom.batch import grade_batch
 
     out, _ = release
+    graded = graded or tmp_path / "graded"
     folder = class_folder(release, tmp_path / "class", hostile, honest)
     options = dict(cluster=cluster) if cluster else dict(jobs=jobs, plan=plan or resolve(namespaces=namespaces))
-    report = grade_batch(folder, out / "autograder/lab-autograder.zip", tmp_path / "graded", progress=False,
-                         **options, **FAST)
-    uids = {json.loads(p.read_text())["extra_data"]["kernel"].get("uid") for p in (tmp_path / "graded" / "results").iterdir()}
+    report = grade_batch(folder, out / "autograder/lab-autograder.zip", graded, progress=False, **options, **FAST)
+    uids = {json.loads(p.read_text())["extra_data"]["kernel"].get("uid") for p in (graded / "results").iterdir()}
     return {row["name"]: float(row["total"]) for row in report.book.rows}, uids
 
 
@@ -896,6 +916,133 @@ def test_a_kernel_cannot_hear_its_classmates_in_a_root_batch_without_namespaces(
     assert not kernel_uid_processes(uids)
 
 
+FORGED = ("✓ FORGED (3/3)", "9 submissions ok, 0 not ok", "warning: FORGED")  # lines only the grader may begin
+FORGED_TEXT = "x\n" + "\n".join(FORGED) + "\r\n\x1b[2J\x9b31m\u202e\u2028\u200b\x00"
+HIDDEN = {"Cc", "Cf", "Cs", "Zl", "Zp"}
+
+
+def out_reader(release, out: Path):
+    """A blank lab notebook that looks for the grader's output folder and reads what it can of it (tests/attacks)."""
+    return appended(notebook(release, "lab", "blank"), attack("read_out", OUT=str(out), SECONDS="10",
+                                                               SOLUTION=repr("\n\n".join(solution_functions(release)))))
+
+
+def hostile_export(release, folder: Path, out: Path) -> Path:
+    """A Gradescope export of a lab class, zipped: an out-folder reader, an honest student, a text forger (a
+    function that raises the grader's own lines, a cell that does), a zip of notebooks named with them, and
+    a bomb; every student's name, SID and email full of hidden characters and forged lines."""
+    export = folder / "assignment_42_export"
+    forger = replaced(notebook(release, "lab", "solution"), "def softmax(",
+                      f"def softmax(x, axis=-1):\n    raise ValueError({FORGED_TEXT!r})")
+    notebooks = {"submission_1": out_reader(release, out), "submission_2": notebook(release, "lab", "solution"),
+                 "submission_3": appended(forger, f"raise RuntimeError({FORGED_TEXT!r})")}
+    for key, nb in notebooks.items():
+        (export / key).mkdir(parents=True)
+        nbformat.write(nb, str(export / key / "lab.ipynb"))
+    (export / "submission_4").mkdir()
+    with zipfile.ZipFile(export / "submission_4" / "lab.zip", "w") as archive:
+        for name in ("a" + FORGED_TEXT.replace("\x00", "") + ".ipynb", "b.ipynb"):  # zip names end at a NUL
+            archive.writestr(name, nbformat.writes(notebook(release, "lab", "blank")))
+    (export / "submission_5").mkdir()
+    (export / "submission_5" / "lab.ipynb").write_bytes(bytes(80 << 20))  # past 64 MB unpacked: a bomb
+    metadata = {key: {":submitters": [{":name": f"Student {key[-1]}{FORGED_TEXT}", ":sid": f"\x00\x0bS{key[-1]}\u202e",
+                                       ":email": f"\x1b[2J{key}@uni.edu\n{FORGED[1]}"}], ":score": "80.0"}
+                for key in [*notebooks, "submission_4", "submission_5"]}
+    (export / "submission_metadata.yml").write_text(yaml.safe_dump(metadata), encoding="utf-8")
+    zipped = folder / "export.zip"
+    with zipfile.ZipFile(zipped, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(export.rglob("*")):
+            archive.write(path, path.relative_to(folder))
+    shutil.rmtree(export)
+    return zipped
+
+
+def assert_plain(text: str, where: str, lines: bool = False) -> None:
+    """No hidden character (but newlines and tabs where ``lines``), and no line that only the grader may begin."""
+    hidden = [c for c in text if unicodedata.category(c) in HIDDEN and not (lines and c in "\n\t")]
+    assert not hidden, (where, hidden[:5])
+    begun = [line for line in text.splitlines() if line.lstrip("\ufeff").startswith(FORGED)]
+    assert not begun, (where, begun[:3])
+
+
+def json_strings(value, key: str = "") -> list[tuple[str, str]]:
+    if isinstance(value, str):
+        return [(key, value)]
+    if isinstance(value, dict):
+        return [item for k, v in value.items() for item in [(key, k), *json_strings(v, k)]]
+    if isinstance(value, list):
+        return [item for v in value for item in json_strings(v, key)]
+    return []
+
+
+def assert_in_custody(out: Path, printed: str) -> None:
+    """Everything the grader wrote under ``out`` is its owner's alone (0700 folders, 0600 files, no link),
+    and no output, printed or written, holds a hidden character or a line the grader did not begin."""
+    for path in [out, *out.rglob("*")]:
+        mode = path.lstat().st_mode
+        assert not stat.S_ISLNK(mode), path
+        assert stat.S_IMODE(mode) == (0o700 if stat.S_ISDIR(mode) else 0o600), (path, oct(mode))
+        if path.suffix == ".json" and "results" in path.parts:
+            for key, text in json_strings(json.loads(path.read_text(encoding="utf-8"))):
+                assert_plain(text, f"{path.name}:{key}", lines=key == "output")
+        elif path.suffix == ".csv":
+            from attn_ref.grade.classroom.spreadsheet import needs_escape
+
+            for cell in csv_cells(path):
+                assert_plain(cell, path.name)
+                assert not needs_escape(cell) or _number(cell), (path.name, cell)
+        elif path.suffix == ".html":
+            assert_plain(path.read_text(encoding="utf-8"), path.name, lines=True)
+    assert_plain(printed, "the console", lines=True)
+
+
+def csv_cells(path: Path) -> list[str]:
+    import csv
+
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        return [cell for row in csv.reader(f) for cell in row]
+
+
+def _number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+@ROOT_ONLY
+@pytest.mark.slow
+def test_a_root_batch_from_the_command_line_keeps_the_class_in_custody(release, tmp_path, request):
+    """A TA as root grades a hostile Gradescope export without namespaces, with umask 000: no kernel finds the
+    output folder named in any process or reads anything of it, nothing written there is readable by others,
+    no student text forges a line or hides a character anywhere, the bomb is its own error, and no kernel
+    leaves a key behind."""
+    from attn_ref.grade.isolation.cleanup import uids_with_keys
+
+    out_root, _ = release
+    home = Path(tempfile.mkdtemp(prefix="attn-ref-ta-home-", dir="/var/tmp"))
+    home.chmod(0o755)  # a TA's home as most are: anyone may pass through, so only the grader's modes guard --out
+    request.addfinalizer(lambda: shutil.rmtree(home, ignore_errors=True))
+    out = home / "graded"
+    export = hostile_export(release, tmp_path, out)
+    done = subprocess.run([sys.executable, "-m", "attn_ref", "grade", str(export), "--autograder",
+                           str(out_root / "autograder/lab-autograder.zip"), "--out", str(out), "--jobs", "2",
+                           "--namespaces", "off", "--cell-timeout", "20", "--call-timeout", "8", "--timeout", "240"],
+                          capture_output=True, text=True, timeout=900, cwd=home, preexec_fn=lambda: os.umask(0))
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = {row["submission"]: row for row in csv_rows(out / "grades.csv")}
+    attacker = json.loads((out / "results/submission_1.json").read_text())
+    assert rows["submission_1"]["total"] == "0", attacker["extra_data"]["cell_errors"]
+    assert rows["submission_2"]["total"] == "80" and float(rows["submission_3"]["total"]) < 80
+    assert rows["submission_4"]["status"].startswith("error: several notebooks")
+    assert rows["submission_5"]["status"].startswith("error: the submission was not unpacked: its file")
+    assert rows["submission_5"]["total"] == "0"  # the student's doing: its 0 stands
+    assert_in_custody(out, done.stdout + done.stderr)
+    uids = {json.loads(p.read_text())["extra_data"].get("kernel", {}).get("uid") for p in (out / "results").iterdir()}
+    assert not (uids - {None}) & uids_with_keys() and not kernel_uid_processes(uids - {None})
+
+
 @ROOT_ONLY
 @pytest.mark.slow
 def test_a_kernel_reaches_neither_classmates_nor_the_cluster_on_a_local_cluster_without_namespaces(release, tmp_path,
@@ -907,13 +1054,18 @@ def test_a_kernel_reaches_neither_classmates_nor_the_cluster_on_a_local_cluster_
     reach = appended(notebook(release, "lab", "blank"), attack("reach_cluster", MARK=str(mark), SECONDS="15",
                                                                 GRADER_SITE=sysconfig.get_paths()["purelib"]))
     tas_kernel = TasOwnKernel(solution_functions(release))  # kernels here start afresh (launch.py), not from an image
+    home = Path(tempfile.mkdtemp(prefix="attn-ref-ta-home-", dir="/var/tmp"))
+    home.chmod(0o755)  # only the grader's modes keep --out from the kernels
     try:
-        totals, uids = graded_class(release, tmp_path, {"a_eavesdropper": eavesdropper(release), "c_reaches_the_cluster": reach},
-                                    ["b_honest"], "off", cluster="local:2")
+        totals, uids = graded_class(release, tmp_path, {"a_eavesdropper": eavesdropper(release), "c_reaches_the_cluster": reach,
+                                                        "d_reads_out": out_reader(release, home / "graded")},
+                                    ["b_honest"], "off", cluster="local:2", graded=home / "graded")
+        assert_in_custody(home / "graded", "")
     finally:
         tas_kernel.close()
+        shutil.rmtree(home, ignore_errors=True)
     assert tas_kernel.runs > 10
-    assert totals == {"a_eavesdropper": 0, "b_honest": 80, "c_reaches_the_cluster": 0}
+    assert totals == {"a_eavesdropper": 0, "b_honest": 80, "c_reaches_the_cluster": 0, "d_reads_out": 0}
     assert not mark.exists(), mark.read_text()
     assert not kernel_uid_processes(uids)
 
@@ -1041,6 +1193,7 @@ def test_a_ta_as_user_kernel_reaches_nothing_of_the_grader(release, as_user):
     results = json.loads((work / "graded/results/attack.json").read_text())
     assert results["extra_data"]["sandbox"]["mode"] == "namespaces"
     assert results["score"] == 0, json.dumps(results["tests"], indent=1)
+    assert_in_custody(work / "graded", done.stdout + done.stderr)  # the TA's umask: the modes are set, not inherited
 
 
 @ROOT_ONLY

@@ -29,6 +29,7 @@ from .results import (
     Outcome,
     cap_lines,
     failed_results,
+    plain_results,
     record,
     results_name,
     unit_name,
@@ -196,7 +197,7 @@ def grade(submission_path, autograder, out_dir=None, results_path=None, *, limit
     job = make_job("submission", submission_path, autograder, plan, limits,
                    None if submitters is None else tuple(submitters))
     [done] = Supervisor(plan, margin=limits.margin).finished([job])
-    results = done.results
+    results = plain_results(done.results)  # what is written, and what the caller reads: the text rule applied
     if write:
         if results_path is None:
             results_path = Path(out_dir or ".") / "results" / results_name(submission_path)

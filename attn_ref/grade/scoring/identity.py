@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from ...variants import MAX_IDENTITY, normalized_identity
-from ..text import plain_text
+from ..text import encodable, plain_text
 
 IDENTITY_VARIABLE = "GRADESCOPE_ID"  # what the notebook's identity cell assigns (attn_ref/release/cells/identity.py)
 
@@ -54,7 +54,9 @@ def _ids(submitter: Mapping) -> set[str]:
 def declared_identity(description: Mapping) -> str:
     """The identity variable's value from the kernel's description of it: a string, or nothing."""
     value = description.get("v") if description.get("t") == "str" else ""
-    return value.strip()[:MAX_IDENTITY] if isinstance(value, str) else ""
+    # hashed as the notebook's own cell hashes it (its other characters kept); a lone surrogate, which cannot be
+    # hashed at all, becomes "?" (text.py); it is shown plain wherever it is shown (explained, extra_data.variant)
+    return encodable(value.strip()[:MAX_IDENTITY]) if isinstance(value, str) else ""
 
 
 def choose(declared: str, submitters: Sequence[Mapping] | None) -> GradedIdentity:

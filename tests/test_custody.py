@@ -294,6 +294,31 @@ def test_an_export_past_its_own_bounds_is_refused_before_anything_is_written(tmp
     assert subs["submission_2"].problem == ""
 
 
+def test_odd_members_cost_only_their_own_submission_and_nothing_lands_outside(tmp_path):
+    """A file where a folder must be, a member named twice, links, "..": refused or skipped, never followed;
+    of the export's own files only its metadata is written."""
+    from attn_ref.grade.classroom.discover import discover
+
+    export = tmp_path / "export.zip"
+    with zipfile.ZipFile(export, "w") as archive:
+        archive.writestr("e/submission_metadata.yml", yaml.safe_dump({f"s{i}": {":submitters": []} for i in range(1, 5)}))
+        archive.writestr("e/stray.bin", bytes(1 << 20))
+        archive.writestr("e/s1/x", b"a file")
+        archive.writestr("e/s1/x/lab.ipynb", _notebook_bytes())
+        archive.writestr("e/s2/lab.ipynb", _notebook_bytes())
+        archive.writestr("e/s2/lab.ipynb", _notebook_bytes())  # twice (zipfile warns, and writes it)
+        link = zipfile.ZipInfo("e/s3/lab.ipynb")
+        link.external_attr = (0o120777 << 16)
+        archive.writestr(link, "/etc/shadow")
+        archive.writestr("e/s4/../../../escaped.ipynb", _notebook_bytes())
+        archive.writestr("e/s4/lab.ipynb", _notebook_bytes())
+    subs = {s.key: s for s in discover(export, tmp_path / "out")}
+    assert "could not be unpacked" in subs["s1"].problem and "could not be unpacked" in subs["s2"].problem
+    assert not (subs["s3"].path / "lab.ipynb").exists()  # a link is never written
+    assert subs["s4"].problem == "" and (subs["s4"].path / "lab.ipynb").is_file()
+    assert not list(tmp_path.rglob("escaped.ipynb")) and not list(tmp_path.rglob("stray.bin"))
+
+
 def test_export_keys_stay_inside_the_export_and_never_share_results(tmp_path):
     from attn_ref.grade.classroom.discover import discover
 

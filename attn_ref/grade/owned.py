@@ -32,6 +32,8 @@ def private_folder(path: Path) -> Path:
         except FileExistsError:  # another run made it in between: it is set below, or by that run
             pass
         os.chmod(folder, FOLDER_MODE)  # the umask may have taken bits away; never added any
+    if not path.is_dir():
+        raise NotADirectoryError(f"{path} is not a folder")
     os.chmod(path, FOLDER_MODE)
     return path
 

@@ -121,10 +121,12 @@ def _plan(archive: zipfile.ZipFile) -> tuple[tuple[str, ...], dict[str, list], d
 
 
 def _stream(archive: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path) -> str:
-    """Write one member, never more bytes than it declared; the reason it could not be, or ""."""
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
+    """Write one member (and the folders above it), never more bytes than it declared; the reason it could
+    not be, or ""."""
     written = 0
     try:
+        private_folder(target.parent)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
         with os.fdopen(fd, "wb") as out, archive.open(member) as source:
             while chunk := source.read(CHUNK):
                 written += len(chunk)
@@ -132,7 +134,8 @@ def _stream(archive: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path) -> 
                     return f"its file {member.filename} inflates past the {member.file_size} bytes it declares"
                 out.write(chunk)
     except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError) as err:
-        # zlib's and lzma's errors are plain OSError/EOFError; an encrypted member is a RuntimeError
+        # zlib's and lzma's errors are OSError/EOFError; an encrypted member is a RuntimeError; a member named
+        # twice, or a file where a folder is, is an OSError
         return f"its file {member.filename} could not be unpacked ({type(err).__name__})"
     return ""
 
@@ -168,18 +171,15 @@ def _read_refused(done: Path) -> dict[str, str]:
 
 
 def _write(archive: zipfile.ZipFile, folder: Path, by_folder: dict[str, list], refused: dict[str, str]) -> None:
-    """Every member not refused, under ``folder`` (the metadata's); a submission whose member fails to stream
-    is removed whole and refused."""
+    """Every file of a submission not refused, and the metadata, under ``folder`` (the metadata's); a
+    submission whose file fails to stream is removed whole and refused."""
     for name, found in sorted(by_folder.items()):
         if name in refused:
             continue
         for member, rest in found:
-            where = folder.joinpath(*rest)
-            if member.is_dir():
-                private_folder(where)
-                continue
-            private_folder(where.parent)
-            why = _stream(archive, member, where)
+            if member.is_dir() or (not name and rest != (METADATA,)):
+                continue  # folders are made for the files in them; of the export's own files, only its metadata
+            why = _stream(archive, member, folder.joinpath(*rest))
             if why and not name:
                 raise AutograderError(f"the export's own files could not be unpacked: {why.removeprefix('its ')}")
             if why:  # this submission alone: nothing of it is kept

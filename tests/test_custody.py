@@ -193,6 +193,19 @@ def test_a_group_fills_each_members_own_row(tmp_path):
     assert scores["Bob"] == scores["Gus"] == "75" and not unmatched
 
 
+def test_a_student_in_two_submissions_is_warned_about(tmp_path):
+    from attn_ref.grade.classroom.discover import Submission
+    from attn_ref.grade.classroom.gradebook import Gradebook, Graded, shared_students
+    from attn_ref.grade.scoring.checks import Checks, QuestionUnit
+
+    ada = {"name": "Ada", "sid": "", "email": "Ada@uni.edu"}
+    subs = [Submission("s1", tmp_path, [ada]), Submission("s2", tmp_path, [{**ada, "email": "ada@uni.edu"}]),
+            Submission("s3", tmp_path, [{"name": "Bo", "sid": "9", "email": ""}])]
+    book = Gradebook(Checks("practice", (QuestionUnit("q1"),)), [Graded(s, {}, {}) for s in subs])
+    (warning,) = shared_students(book)
+    assert warning.startswith("ada@uni.edu is a student of 2 submissions (s1, s2)")
+
+
 # ---- an export unpacked with bounds ------------------------------------------------------------------------
 
 def _notebook_bytes(assignment: str = "lab") -> bytes:

@@ -131,6 +131,20 @@ def collect(out: Path, subs: list[Submission], checks: Checks) -> Gradebook:
     return Gradebook(checks, graded)
 
 
+def shared_students(book: Gradebook) -> list[str]:
+    """A warning for each student (by SID, else email) whom several submissions name: each row of grades.csv
+    is one student's in one submission, so such a student has several rows, and canvas.csv fills theirs with
+    neither score (canvas.py)."""
+    seen: dict[str, set[str]] = {}
+    for g in book.graded:
+        for person in g.sub.students:
+            who = person["sid"].strip() or person["email"].strip().casefold()
+            if who:
+                seen.setdefault(who, set()).add(g.sub.key)
+    return [f"{who} is a student of {len(keys)} submissions ({', '.join(sorted(keys)[:5])}): grades.csv has a row for each; "
+            "check which one counts" for who, keys in sorted(seen.items()) if len(keys) > 1]
+
+
 def write_gradebook(out: Path, subs: list[Submission], checks: Checks, canvas: dict | None = None) -> Gradebook:
     """grades.csv, written/ (pages and score sheet), summary.png, mistakes.csv and .png (a class with function
     units), report.html and, where asked, canvas.csv."""
@@ -138,6 +152,7 @@ def write_gradebook(out: Path, subs: list[Submission], checks: Checks, canvas: d
     with open(open_private(out / "locks" / "gradebook.lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two runs on one folder take turns here
         book = collect(out, subs, checks)
+        book.warnings += shared_students(book)
         if checks.written:
             write_written_pages(out / "written", book)
             book.warnings += merge_written_scores(out / "written", book)

@@ -36,7 +36,7 @@ MAX_RATIO = 200  # inflated / compressed, for a member over RATIO_FROM: notebook
 RATIO_FROM = 1 << 20
 MAX_EXPORT = 32 << 30  # the whole export, inflated
 MAX_EXPORT_MEMBERS = 500_000
-MAX_METADATA = 64 << 20  # submission_metadata.yml (every submitter, and Gradescope's scores)
+MAX_METADATA = 256 << 20  # submission_metadata.yml: every submitter, and Gradescope's results (~70 KB a submission)
 CHUNK = 1 << 20
 DONE = ".complete"  # written last, with the refused submissions' reasons (JSON)
 

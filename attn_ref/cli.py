@@ -7,13 +7,6 @@ import argparse
 import json
 import os
 import sys
-from pathlib import Path
-
-
-def repo_root() -> Path:
-    """The repository root when running from a checkout (where pyproject.toml sits), else the current folder."""
-    root = Path(__file__).resolve().parents[1]
-    return root if (root / "pyproject.toml").is_file() else Path.cwd()
 
 
 def _grade(args) -> int:
@@ -91,7 +84,10 @@ def _off_the_command_line(argv: list[str]) -> list[str]:
     prefix = original[: len(original) - len(argv)]
     if not prefix or original[len(prefix):] != argv:  # an embedding interpreter: keep the command as it is
         return argv
-    os.execve(sys.executable, [*prefix, "grade"], {**os.environ, ARGV_ENV: json.dumps(argv)})
+    try:
+        os.execve(sys.executable, [*prefix, "grade"], {**os.environ, ARGV_ENV: json.dumps(argv)})
+    except OSError:  # no interpreter to start again (an embedding one): the files' modes still hold
+        return argv
 
 
 def main(argv=None) -> int:

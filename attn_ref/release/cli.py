@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..cli import repo_root
+from .paths import repo_root
 
 
 def _course(args) -> Path:

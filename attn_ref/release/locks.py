@@ -25,7 +25,7 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
-from ..cli import repo_root
+from .paths import repo_root
 
 PYTHON_FLOOR = "3.10"  # Gradescope's Ubuntu 22.04 image
 LOCK_DIR = "locks"

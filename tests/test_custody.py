@@ -118,7 +118,8 @@ ROSTER = [["Student", "ID", "SIS User ID", "SIS Login ID", "Section"],
           ["Ivy", "106", "S6", "ivy", "A"],
           ["Erin", "", "", "erin@uni.edu", "A"],  # no ID and no SIS User ID: two such rows share no key
           ["Finn", "", "", "finn@uni.edu", "A"],
-          ["Gus", "105", "S5", "gus", "A"]]
+          ["Gus", "105", "S5", "gus", "A"],
+          ["Kate", "107", "S8", "kate", "A"]]
 
 
 def _graded(key: str, total: float | None, *people: dict):
@@ -127,12 +128,13 @@ def _graded(key: str, total: float | None, *people: dict):
     return SimpleNamespace(sub=sub, total=total, has_grade=total is not None, status="ok")
 
 
-def _canvas(tmp_path: Path, graded: list, login_domain: str | None = None) -> tuple[dict, dict, list[str]]:
+def _canvas(tmp_path: Path, graded: list, login_domain: str | None = None, roster_rows: list | None = None
+            ) -> tuple[dict, dict, list[str]]:
     from attn_ref.grade.classroom.canvas import write_canvas
 
     roster = tmp_path / "roster.csv"
     with open(roster, "w", newline="", encoding="utf-8") as f:
-        csv.writer(f).writerows(ROSTER)
+        csv.writer(f).writerows(roster_rows or ROSTER)
     book = SimpleNamespace(graded=graded, checks=SimpleNamespace(title="Lab", assignment="lab"), notes=[], units=["c1"],
                            written_units=[], maximum=lambda unit: 80.0)
     warnings = write_canvas(tmp_path, book, roster, "Lab (1)", login_domain)
@@ -162,10 +164,29 @@ def test_the_user_part_matches_only_with_the_rosters_domain(tmp_path):
     assert _canvas(tmp_path, full)[0]["Carol"] == "60"
 
 
-def test_a_sid_that_is_one_rows_sis_id_and_anothers_canvas_id_matches_neither(tmp_path):
-    scores, unmatched, _ = _canvas(tmp_path, [_graded("x", 50, {"name": "Xena", "sid": "S6"}),
-                                              _graded("h", 40, {"name": "Hal", "sid": "S7"})])
-    assert scores["Hal"] == "40" and scores["Ivy"] == "" and "ambiguous" in unmatched["Xena"]
+def test_a_sid_is_a_canvas_id_only_in_a_roster_without_sis_ids(tmp_path):
+    """Else a SID that is one student's SIS ID could name another's Canvas ID (Hal's is S6, Ivy's SIS ID)."""
+    scores, unmatched, _ = _canvas(tmp_path, [_graded("x", 50, {"name": "Xena", "sid": "101"}),  # Bob's Canvas ID
+                                              _graded("h", 40, {"name": "Hal", "sid": "S7"}),
+                                              _graded("i", 30, {"name": "Ivy", "sid": "S6"})])
+    assert scores["Bob"] == "" and scores["Hal"] == "40" and scores["Ivy"] == "30" and "no roster row" in unmatched["Xena"]
+    without_sis = [[*row[:2], "" if i else row[2], *row[3:]] for i, row in enumerate(ROSTER)]
+    scores, unmatched, _ = _canvas(tmp_path, [_graded("x", 50, {"name": "Xena", "sid": "101"})], roster_rows=without_sis)
+    assert scores["Bob"] == "50" and not unmatched
+
+
+def test_logins_match_in_ascii_case_only_and_an_address_has_one_at(tmp_path):
+    """ſ (long s), ﬁ (a ligature) and K (the Kelvin sign) fold to other letters: different logins. So does
+    bob@uni.edu@uni.edu, whatever its user part."""
+    graded = [_graded("s", 10, {"name": "Long s", "email": "ſarol@uni.edu"}), _graded("k", 20, {"name": "Kelvin", "email": "\u212aate"}),
+              _graded("f", 30, {"name": "Fi", "email": "ﬁnn@uni.edu"}), _graded("b", 40, {"name": "At at", "email": "bob@uni.edu@uni.edu"})]
+    scores, unmatched, _ = _canvas(tmp_path, graded, login_domain="uni.edu")
+    assert scores["Carol"] == scores["Finn"] == scores["Bob"] == "" and set(unmatched) == {"Long s", "Kelvin", "Fi", "At at"}
+
+
+def test_two_members_of_one_group_naming_one_row_are_listed(tmp_path):
+    scores, unmatched, _ = _canvas(tmp_path, [_graded("g", 75, {"name": "Bob", "sid": "S1"}, {"name": "Bobby", "email": "bob"})])
+    assert scores["Bob"] == "75" and "as does 'Bob' of the same submission" in unmatched["Bobby"]
 
 
 def test_a_sid_and_an_email_naming_two_rows_match_neither(tmp_path):
@@ -260,10 +281,11 @@ def test_a_zip_bomb_in_an_export_is_that_submissions_error_and_the_class_goes_on
     export = _export(tmp_path / "export.zip", {"submission_1/lab.ipynb": _notebook_bytes(),
                                                "submission_2/lab.ipynb": 1 << 30})
     assert export.stat().st_size < 8 << 20
-    probe = ("import json, resource, sys\nfrom pathlib import Path\nfrom attn_ref.grade.classroom.discover import discover\n"
+    # the peak is VmHWM, this program's own: ru_maxrss would count the memory of the test worker it was forked from
+    probe = ("import json, re, sys\nfrom pathlib import Path\nfrom attn_ref.grade.classroom.discover import discover\n"
              "subs = discover(Path(sys.argv[1]), Path(sys.argv[2]))\n"
-             "print(json.dumps({'subs': [[s.key, s.problem, s.fault.value] for s in subs], "
-             "'peak': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss << 10}))")
+             "peak = int(re.search(r'VmHWM:\\s+(\\d+) kB', open('/proc/self/status').read()).group(1)) << 10\n"
+             "print(json.dumps({'subs': [[s.key, s.problem, s.fault.value] for s in subs], 'peak': peak}))")
     done = subprocess.run([sys.executable, "-c", probe, str(export), str(tmp_path / "out")], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -395,8 +417,46 @@ def test_a_score_typed_twice_for_one_student_is_given_to_no_one_and_kept(tmp_pat
     sheet.write_text("submission,name,sid,email,q2_written\ns1.ipynb,Ada,7,ada@uni.edu,1\ns1.ipynb,Ada,7,ada@uni.edu,0\n")
     before = sheet.read_bytes()
     warnings = merge_written_scores(tmp_path, book)
-    assert book.graded[0].written == {"q2_written": None} and any("2 rows for '7'" in w for w in warnings)
+    assert book.graded[0].written == {"q2_written": None} and any("2 rows are theirs" in w for w in warnings)
     assert sheet.read_bytes() == before  # nothing the TA typed is lost
+
+
+def _sheet_book(tmp_path: Path, students: list[tuple[str, dict]], sheet: str):
+    from attn_ref.grade.classroom.discover import Submission, label
+    from attn_ref.grade.classroom.gradebook import Gradebook, Graded
+    from attn_ref.grade.classroom.written_pages import SHEET
+    from attn_ref.grade.scoring.checks import Checks, QuestionUnit, WrittenPart
+
+    checks = Checks("practice", (QuestionUnit("q1"),), (WrittenPart("q2", points=5),))
+    subs = label([Submission(f"k{i}", tmp_path / folder, [{"name": "", "sid": "", "email": "", **person}])
+                  for i, (folder, person) in enumerate(students)])
+    (tmp_path / SHEET).write_text(sheet, encoding="utf-8")
+    return Gradebook(checks, [Graded(sub, {"extra_data": {"status": "ok"}}, {"q1": 1.0}) for sub in subs]), tmp_path / SHEET
+
+
+def test_typed_scores_survive_a_spreadsheet_an_added_sid_and_a_resubmission(tmp_path):
+    from attn_ref.grade.classroom.written_pages import merge_written_scores
+
+    header = "submission,name,sid,email,q2_written\n"
+    book, sheet = _sheet_book(tmp_path, [("s1", {"name": "Ada", "sid": "00123"}), ("s2", {"name": "Bo", "sid": "9", "email": "bo@uni.edu"}),
+                                         ("s4", {"name": "Cy"})],
+                              header + "s1,Ada,123,,4\ns2,Bo,,BO@uni.edu,3\ns3,Cy,,,5\n")  # a sheet saved by a spreadsheet
+    warnings = merge_written_scores(tmp_path, book)
+    assert [g.written["q2_written"] for g in book.graded] == [4, 3, None]  # leading zeros, a SID added since
+    assert any("1 row(s) with typed scores match no student" in w for w in warnings)
+    with open(sheet, newline="", encoding="utf-8-sig") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["submission"], r["q2_written"]) for r in rows] == [("s1", "4"), ("s2", "3"), ("s4", ""), ("s3", "5")]  # kept
+
+
+def test_two_submissions_whose_names_read_alike_never_share_a_typed_score(tmp_path):
+    from attn_ref.grade.classroom.written_pages import merge_written_scores
+
+    book, sheet = _sheet_book(tmp_path, [("sub\x01", {"name": "Ann"}), ("sub\x02", {"name": "Ann"})],
+                              "submission,name,sid,email,q2_written\nsub? (k0),Ann,,,5\n")
+    merge_written_scores(tmp_path, book)
+    assert [g.sub.file_name for g in book.graded] == ["sub? (k0)", "sub? (k1)"]
+    assert [g.written["q2_written"] for g in book.graded] == [5, None]
 
 
 # ---- owner-only, whatever the umask ------------------------------------------------------------------------

@@ -143,19 +143,32 @@ def record(results: dict, checks: Checks, plan: SandboxPlan) -> dict:
     return results
 
 
-MULTI_LINE = ("output",)  # the fields whose lines are the grader's (each made safe where it was written)
-
-
-def plain_results(value, key: str = ""):
+def plain_results(results: dict) -> dict:
     """Results with the text rule applied to every string, as the last step before they are written: one
-    line everywhere but the outputs (text.py). What reaches a results file can hold no control or invisible
+    line everywhere but the results' own output and each test's output, whose lines are the grader's (each
+    made safe where it was written; text.py). What reaches a results file can hold no control or invisible
     character and no lone surrogate, wherever a student's text was put on the way."""
+    found = {k: _plain(v) for k, v in _plain_keys(results).items()}
+    if isinstance(results.get("output"), str):
+        found["output"] = plain_lines(results["output"])
+    if isinstance(results.get("tests"), list):
+        found["tests"] = [{**_plain(t), **({"output": plain_lines(t["output"])} if isinstance(t.get("output"), str) else {})}
+                          if isinstance(t, dict) else _plain(t) for t in results["tests"]]
+    return found
+
+
+def _plain_keys(value: dict) -> dict:
+    return {plain_text(str(k)): v for k, v in value.items()}
+
+
+def _plain(value):
+    """Every string of a JSON value, keys too, as one line of plain text."""
     if isinstance(value, str):
-        return plain_lines(value) if key in MULTI_LINE else plain_text(value)
+        return plain_text(value)
     if isinstance(value, dict):
-        return {plain_text(str(k)): plain_results(v, str(k)) for k, v in value.items()}
+        return {k: _plain(v) for k, v in _plain_keys(value).items()}
     if isinstance(value, (list, tuple)):
-        return [plain_results(v, key) for v in value]
+        return [_plain(v) for v in value]
     return value
 
 

@@ -19,10 +19,13 @@ import re
 from ..typerules import MAX_TEXT  # sent with the harness
 
 # Unicode's categories Cc (controls), Cf (format), Zl and Zp (line and paragraph separators) and Cs (surrogates),
-# as of Unicode 14 (Python 3.11): written out, since the kernel's Python may have another unicodedata.
-_INVISIBLE = ("\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e"
-              "\u2060-\u2064\u2066-\u206f\ud800-\udfff\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438"
-              "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f")
+# and its Default_Ignorable_Code_Point characters (drawn as nothing: the Hangul fillers, the combining grapheme
+# joiner, variation selectors, Mongolian free variation selectors), and the blank Braille pattern, as of
+# Unicode 14 (Python 3.11): written out, since the kernel's Python may have another unicodedata.
+_INVISIBLE = ("\x7f-\x9f\xad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160\u17b4\u17b5"
+              "\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u206f\u2800\u3164\ud800-\udfff\ufe00-\ufe0f\ufeff"
+              "\uffa0\ufff0-\ufffb\U000110bd\U000110cd\U00013430-\U00013438\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+              "\U000e0000-\U000e0fff")
 _ONE_LINE = re.compile(f"[\x00-\x1f{_INVISIBLE}]")  # C0 whole: newline and tab too
 _LINES = re.compile(f"[\x00-\x08\x0b-\x1f{_INVISIBLE}]")  # C0 but tab and newline
 

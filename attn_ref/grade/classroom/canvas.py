@@ -4,12 +4,11 @@ Canvas matches imported rows on its own IDs or SIS IDs, never on names, so they 
 gradebook export (the roster). A roster row belongs to exactly one student, and a score lands on a row only
 when nothing else could claim it:
 
-- a student is matched by SID (= the row's SIS User ID or Canvas ID) and by email (= the row's full SIS
-  Login ID, in any case); the user part of an email (bob of bob@uni.edu) matches a login only with
-  ``login_domain`` (--canvas-login-domain uni.edu), and only for an address of that domain, since
-  bob@elsewhere.example is someone else;
-- a student whose SID and email point to different rows, or whose SID is one row's SIS User ID and
-  another's Canvas ID, matches none: ambiguous;
+- a student is matched by SID (= the row's SIS User ID; in a roster without SIS IDs, its Canvas ID) and by
+  email (= the row's full SIS Login ID, the case of ASCII letters aside); the user part of an email (bob of
+  bob@uni.edu) matches a login only with ``login_domain`` (--canvas-login-domain uni.edu), and only for an
+  address of that domain, since bob@elsewhere.example is someone else;
+- a student whose SID and email point to different rows matches none: ambiguous;
 - a row matched from two submissions gets neither score: both are listed.
 
 Students left out are listed, with why (canvas-unmatched.csv and a warning), never dropped silently;
@@ -93,18 +92,27 @@ def choose_column(columns: list[str], checks: Checks, given: str | None) -> tupl
 
 
 def _same(a: str, b: str) -> bool:
-    return bool(a) and a.casefold() == b.casefold()
+    """Equal, or equal but for the case of ASCII letters: logins differ in case only there (casefold() would make
+    ſue of sue, a ligature of fi, the Kelvin sign of K)."""
+    return bool(a) and (a == b or (a.isascii() and b.isascii() and a.lower() == b.lower()))
+
+
+def sid_column(roster: list[dict]) -> str:
+    """What a SID is matched on: the SIS User ID, or in a roster without SIS IDs (a course with no SIS), the
+    Canvas ID. Never both: a SID that is one student's SIS ID would otherwise name another's Canvas ID."""
+    return "SIS User ID" if any(row["SIS User ID"] for row in roster) else "ID"
 
 
 def candidates(person: dict, roster: list[dict], login_domain: str | None = None) -> list[int]:
     """The roster rows (their indexes) this student's SID or email names; exactly one is a match."""
     sid, email = person.get("sid", "").strip(), person.get("email", "").strip()
-    user, _, domain = email.rpartition("@")
+    user, domain = email.split("@") if email.count("@") == 1 else ("", "")
+    by = sid_column(roster)
     found = []
     for i, row in enumerate(roster):
-        by_sid = bool(sid) and sid in (row["SIS User ID"], row["ID"])
+        by_sid = bool(sid) and sid == row[by]
         by_login = _same(email, row["SIS Login ID"])
-        by_user_part = bool(login_domain) and bool(user) and _same(domain, login_domain or "") and _same(user, row["SIS Login ID"])
+        by_user_part = bool(login_domain) and _same(domain, login_domain or "") and _same(user, row["SIS Login ID"])
         if by_sid or by_login or by_user_part:
             found.append(i)
     return found
@@ -155,12 +163,18 @@ def write_canvas(out: Path, book, roster: Path, assignment: str | None = None, l
                 claims.setdefault(found[0], []).append((g, who))
     scores: dict[int, float | None] = {}
     for i, claimants in claims.items():
+        row_name = roster_rows[i]["Student"]
         if len({id(g) for g, _ in claimants}) > 1:  # two submissions name one student: neither score is hers for sure
             for g, who in claimants:
                 unmatched.append({**who, "total": g.total, "reason": f"{len(claimants)} submissions match the roster row "
-                                  f"{roster_rows[i]['Student']!r}: none of their scores is imported there"})
-        elif claimants[0][0].has_grade:
-            scores[i] = claimants[0][0].total
+                                  f"{row_name!r}: none of their scores is imported there"})
+            continue
+        g, first = claimants[0]
+        for _, who in claimants[1:]:  # two members of one group name one row: the row is the first's, and said so
+            unmatched.append({**who, "total": g.total, "reason": f"names the roster row {row_name!r}, as does "
+                              f"{first['name']!r} of the same submission: its score goes there once"})
+        if g.has_grade:
+            scores[i] = g.total
     points = sum(book.maximum(u) for u in book.units + book.written_units)
     rows = [["Points Possible", "", "", "", "", points]]
     rows += [[row[k] for k in ROSTER_FIELDS] + [scores.get(i)] for i, row in enumerate(roster_rows) if i not in refused]

@@ -19,6 +19,8 @@ from ..text import cap, plain_text
 from .unpack import CHUNK, MAX_METADATA, METADATA, unpack_export
 
 MAX_FIELD = 200  # a name, SID or email from the export
+MAX_SUBMITTERS = 50  # of one submission (Gradescope's groups are a few students)
+MAX_TESTS = 500  # of one submission's results in the export
 
 
 @dataclass
@@ -31,11 +33,25 @@ class Submission:
     from_export: bool = False  # listed by a Gradescope export: ``students`` is the platform's list of its submitters
     fault: Outcome = Outcome.NOT_GRADED  # whose doing ``problem`` is: the export's (no grade) or the student's (0)
     content: str = ""  # the hash of its files (content_hash), where the batch has read them
+    label: str = ""  # how it is shown where its plain name is another submission's too (set by ``label``)
 
     @property
     def file_name(self) -> str:
-        """Its file or folder name as shown (CSVs, pages): plain text, whatever bytes the name holds."""
-        return plain_text(self.path.name)
+        """Its file or folder name as shown (CSVs, pages, the score sheet's key): plain text, whatever bytes the
+        name holds, and one submission's alone (``label``)."""
+        return self.label or plain_text(self.path.name)
+
+
+def label(subs: list[Submission]) -> list[Submission]:
+    """Two names that read the same once plain (sub\x01, sub\x02: both sub?) are shown with their keys, which
+    differ: a row of grades.csv or of the score sheet never stands for two submissions."""
+    shown: dict[str, int] = {}
+    for sub in subs:
+        shown[plain_text(sub.path.name)] = shown.get(plain_text(sub.path.name), 0) + 1
+    for sub in subs:
+        name = plain_text(sub.path.name)
+        sub.label = f"{name} ({sub.key})" if shown[name] > 1 else ""
+    return subs
 
 
 def _safe(name: str) -> str:
@@ -69,10 +85,15 @@ def is_batch(path: Path) -> bool:
 
 
 def _students(entry) -> list[dict]:
-    submitters = (entry or {}).get(":submitters") or []
-    return [{"name": cap(str(s.get(":name", "")), MAX_FIELD), "sid": cap(str(s.get(":sid", "") or ""), MAX_FIELD),
-             "email": cap(str(s.get(":email", "") or ""), MAX_FIELD)}
-            for s in submitters if isinstance(s, dict)]
+    """The submitters an export entry names, each field plain text, at most MAX_SUBMITTERS (YAML aliases can
+    make one list stand for every entry: bounded here, memory and time stay proportional to the file)."""
+    submitters = entry.get(":submitters") if isinstance(entry, dict) else None
+    return [{"name": _field(s.get(":name")), "sid": _field(s.get(":sid")), "email": _field(s.get(":email"))}
+            for s in (submitters if isinstance(submitters, list) else [])[:MAX_SUBMITTERS] if isinstance(s, dict)]
+
+
+def _field(value) -> str:
+    return cap(value, MAX_FIELD) if isinstance(value, str) else ""  # BaseLoader reads every scalar as a string
 
 
 def _number(value) -> float | None:
@@ -88,7 +109,8 @@ def _gradescope_scores(entry) -> dict:
     found = {"score": _number(entry.get(":score"))}
     results = entry.get(":results") if isinstance(entry.get(":results"), dict) else {}
     tests = results.get("tests") or results.get(":tests") or []
-    found["tests"] = {str(t.get("name", "")).split(":")[0]: _number(t.get("score")) for t in tests if isinstance(t, dict)}
+    tests = tests[:MAX_TESTS] if isinstance(tests, list) else []
+    found["tests"] = {_field(t.get("name")).split(":")[0]: _number(t.get("score")) for t in tests if isinstance(t, dict)}
     return found
 
 
@@ -143,12 +165,16 @@ def _from_export(path: Path, refused: dict[str, str]) -> list[Submission]:
                          _students(entry), gradescope=_gradescope_scores(entry), from_export=True)
         if not _folder_name(folder):
             sub.problem = f"the export lists {plain_text(str(folder))[:100]!r}, which is not the name of a folder inside it"
+        elif not isinstance(entry, dict):
+            sub.problem = f"the export's entry for {plain_text(folder)} is not a mapping (its submitters and score)"
+        elif sub.path.is_symlink():
+            sub.problem = f"the export's {plain_text(folder)} is a link, which is never followed"
         elif folder in refused:
             sub.problem, sub.fault = f"the submission was not unpacked: {refused[folder]}", Outcome.STUDENT
         elif not sub.path.is_dir():
             sub.problem = f"the export lists {plain_text(folder)} but has no such folder"
         found.append(sub)
-    return found
+    return label(found)
 
 
 def discover(path: Path, out: Path) -> list[Submission]:
@@ -156,16 +182,18 @@ def discover(path: Path, out: Path) -> list[Submission]:
     if path.is_file() and is_gradescope_export(path):
         unpacked = unpack_export(path, private_folder(Path(out) / ".export"))
         path, refused = unpacked.folder, unpacked.refused
-    if (path / METADATA).is_file():
+    if (path / METADATA).is_file() and not (path / METADATA).is_symlink():
         return _from_export(path, refused)
+    if (path / METADATA).exists() or (path / METADATA).is_symlink():
+        raise AutograderError(f"{path / METADATA} is not a file (a folder or a link): not a Gradescope export as it stands")
     found, seen = [], set()
     for entry in sorted(path.iterdir()):
-        if entry.name.startswith(".") or not (entry.is_dir() or entry.suffix in (".ipynb", ".zip")):
-            continue
+        if entry.name.startswith(".") or entry.is_symlink() or not (entry.is_dir() or entry.suffix in (".ipynb", ".zip")):
+            continue  # a link is never followed: it could name any of the TA's files
         if entry.is_dir() and not _has_notebook(entry):
             continue  # not a submission (notes, caches): `skipped` lists it
         found.append(Submission(_unique(entry.stem if entry.is_file() else entry.name, seen), entry))
-    return found
+    return label(found)
 
 
 def skipped(path: Path) -> list[str]:
@@ -173,7 +201,8 @@ def skipped(path: Path) -> list[str]:
     path = Path(path)
     if not path.is_dir() or (path / METADATA).is_file():
         return []
-    return sorted(plain_text(e.name) for e in path.iterdir() if e.is_dir() and not e.name.startswith(".") and not _has_notebook(e))
+    return sorted(plain_text(e.name) + (" (a link, never followed)" if e.is_symlink() else "") for e in path.iterdir()
+                  if not e.name.startswith(".") and (e.is_symlink() or (e.is_dir() and not _has_notebook(e))))
 
 
 def content_hash(path: Path) -> str:

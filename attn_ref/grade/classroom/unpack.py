@@ -69,9 +69,9 @@ def _parts(member: zipfile.ZipInfo) -> tuple[str, ...] | None:
 
 def _metadata_prefix(members: list[zipfile.ZipInfo]) -> tuple[str, ...]:
     """The parts of the folder holding submission_metadata.yml (the shallowest one)."""
-    found = [parts[:-1] for m in members if (parts := _parts(m)) and parts[-1] == METADATA]
+    found = [parts[:-1] for m in members if not m.is_dir() and (parts := _parts(m)) and parts[-1] == METADATA]
     if not found:
-        raise AutograderError(f"no {METADATA} in the export")
+        raise AutograderError(f"no {METADATA} file in the export")
     return min(found, key=len)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import html
+from collections import Counter
 from pathlib import Path
 
 from ...written import written_answers
@@ -80,60 +81,89 @@ def write_written_pages(folder: Path, book) -> None:
         write_private(folder / f"{item.question}.html", plain_lines(page).encode())  # the text rule (text.py)
 
 
-def _key(row: dict) -> tuple[str, str]:
-    """A student's row in the sheet: its submission and the student's SID, else email, else name, compared in
-    the form the sheet holds them (a name or file name that starts with = is written '=...), whether the
-    TA's spreadsheet saved it with its ' or without."""
-    return safe_cell(row.get("submission", "")), safe_cell(row.get("sid") or row.get("email") or row.get("name", ""))
+def _cell(row: dict, field: str) -> str:
+    """A field in the form the sheet holds it (a name or file name that starts with = is written '=...), whether
+    the TA's spreadsheet saved it with its ' or without."""
+    return safe_cell(row.get(field) or "").strip()
 
 
-def _typed_rows(path: Path) -> tuple[dict[tuple[str, str], dict], list[str]]:
-    """The sheet's rows by key; two rows with one key (a row copied in the spreadsheet) are both dropped, with a
-    warning: a typed score is given only to the one student it can belong to."""
+def _same_student(row: dict, person: dict) -> bool:
+    """Whether a sheet row, of the same submission, is this student's: by SID where both have one (a
+    spreadsheet drops leading zeros: 00123 is 123), else by email (the case of ASCII letters aside), else by name."""
+    sid, their_sid = _cell(row, "sid"), _cell(person, "sid")
+    if sid and their_sid:
+        return (sid.lstrip("0") or "0") == (their_sid.lstrip("0") or "0")
+    email, their_email = _cell(row, "email"), _cell(person, "email")
+    if email and their_email:
+        return email == their_email or (email.isascii() and their_email.isascii() and email.lower() == their_email.lower())
+    return _cell(row, "name") == _cell(person, "name")
+
+
+def _read_sheet(path: Path) -> list[dict]:
     if not path.exists():
-        return {}, []
+        return []
     with open(path, newline="", encoding="utf-8-sig") as f:
-        rows = list(csv.DictReader(f))
-    keys = [_key(row) for row in rows]
-    twice = {key for key in keys if keys.count(key) > 1} if len(set(keys)) < len(keys) else set()
-    warnings = [f"{SHEET}: {len([k for k in keys if k == key])} rows for {key[1]!r} of {key[0]!r}; their scores are "
-                "ignored, and the sheet is left as it is, until one row is left" for key in sorted(twice)]
-    return {key: row for key, row in zip(keys, rows) if key not in twice}, warnings
+        return list(csv.DictReader(f))
+
+
+def _score(text: str, column: str, top: float, who: str, warnings: list[str]) -> float | None:
+    """A typed score, or None (blank, or not a score from 0 to ``top``: then with a warning)."""
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not 0 <= value <= top:
+        warnings.append(f"{SHEET}: {who}, {column}: {text!r} is not a score from 0 to {top:g}; ignored")
+        return None
+    return value
 
 
 def merge_written_scores(folder: Path, book) -> list[str]:
     """Read the TAs' scores from written/scores.csv into the gradebook, and rewrite the sheet with every
-    student of the class (new ones added with blank scores; what TAs typed is kept). Returns warnings."""
+    student of the class (new ones added with blank scores). A typed score goes only to the one student its
+    row can belong to: a row that two students could claim, or a student with two rows, gives no score, and
+    the sheet is left as it is until the TA mends it. Nothing typed is lost: a row that matches no student
+    now (a resubmission, an edited ID) is kept at the end of the sheet, with a warning. Returns warnings."""
     columns = [f"{w.question}_written" for w in book.checks.written]
     points = {f"{w.question}_written": float(w.points) for w in book.checks.written}
     path = folder / SHEET
-    kept, warnings = _typed_rows(path)
-    ambiguous, rows = bool(warnings), []
-    for g in book.graded:
-        for person in g.sub.students or [{"name": g.sub.key, "sid": "", "email": ""}]:
-            row = {"submission": g.sub.file_name, "name": person["name"] or g.sub.key, "sid": person["sid"],
-                   "email": person["email"]}
-            old = kept.get(_key(row), {})
-            for column in columns:
-                text = (old.get(column) or "").strip()
-                row[column] = text
-                if not text:
-                    g.written.setdefault(column, None)
-                    continue
-                try:
-                    value = float(text)
-                except ValueError:
-                    value = None
-                if value is None or not 0 <= value <= points[column]:
-                    warnings.append(f"{SHEET}: {row['name']}, {column}: {text!r} is not a score from 0 to {points[column]:g}; ignored")
-                    g.written.setdefault(column, None)
-                    continue
-                row[column] = value  # a number again, so the sheet keeps it as one (spreadsheet.py)
-                if g.written.get(column) is not None and g.written[column] != value:
-                    warnings.append(f"{SHEET}: {g.sub.key}, {column}: group members have different scores; the first is used")
-                    continue
+    typed = _read_sheet(path)
+    by_submission: dict[str, list[int]] = {}
+    for i, row in enumerate(typed):
+        by_submission.setdefault(_cell(row, "submission"), []).append(i)
+    people = [(g, {"submission": g.sub.file_name, "name": person["name"] or g.sub.key, "sid": person["sid"],
+                   "email": person["email"]})
+              for g in book.graded for person in g.sub.students or [{"name": g.sub.key, "sid": "", "email": ""}]]
+    matches = [[i for i in by_submission.get(_cell(row, "submission"), []) if _same_student(typed[i], row)] for _, row in people]
+    claims = Counter(i for found in matches for i in found)
+    warnings, rows, ambiguous = [], [], False
+    for (g, row), found in zip(people, matches):
+        if len(found) > 1 or (found and claims[found[0]] > 1):
+            ambiguous = True
+            why = (f"{len(found)} rows are theirs" if len(found) > 1
+                   else f"their row could be {claims[found[0]]} students' (the same names, no SID or email)")
+            warnings.append(f"{SHEET}: {row['name']!r} of {row['submission']!r}: {why}; no score is given from them, and "
+                            "the sheet is left as it is until each student has one row")
+            found = []
+        old = typed[found[0]] if found else {}
+        for column in columns:
+            text = (old.get(column) or "").strip()
+            value = _score(text, column, points[column], row["name"], warnings)
+            row[column] = text if value is None else value  # a number again, so the sheet keeps it as one
+            if value is None:
+                g.written.setdefault(column, None)
+            elif g.written.get(column) is not None and g.written[column] != value:
+                warnings.append(f"{SHEET}: {g.sub.key}, {column}: group members have different scores; the first is used")
+            else:
                 g.written[column] = value
-            rows.append(row)
+        rows.append(row)
+    orphans = [row for i, row in enumerate(typed) if i not in claims and any((row.get(c) or "").strip() for c in columns)]
+    if orphans:
+        warnings.append(f"{SHEET}: {len(orphans)} row(s) with typed scores match no student of this class now "
+                        f"({', '.join(repr(_cell(r, 'name')) for r in orphans[:5])}: a resubmission, or an edited ID?); "
+                        "kept at the end of the sheet, given to no one")
     if not ambiguous:  # rewritten only when every typed score found its one student: nothing typed is lost
-        write_csv(path, ID_FIELDS + columns, rows)
+        write_csv(path, ID_FIELDS + columns, rows + [{k: r.get(k) for k in ID_FIELDS + columns} for r in orphans])
     return warnings

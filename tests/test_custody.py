@@ -372,6 +372,35 @@ def test_export_keys_stay_inside_the_export_and_never_share_results(tmp_path):
         assert inside or "not the name of a folder inside it" in sub.problem, (sub.key, sub.path)
 
 
+def test_a_malformed_entry_or_a_link_costs_only_its_own_submission(tmp_path):
+    """An entry that is not a mapping, one submission that is a link to the TA's files, aliases that make one
+    list of submitters every entry's: each is that submission's problem, bounded, never followed."""
+    from attn_ref.grade.autograder import AutograderError
+    from attn_ref.grade.classroom.discover import MAX_SUBMITTERS, discover
+
+    export, private = tmp_path / "export", tmp_path / "ta_private"
+    private.mkdir()
+    (private / "solution.ipynb").write_bytes(_notebook_bytes())
+    for name in ("s1", "s2"):
+        (export / name).mkdir(parents=True)
+        (export / name / "lab.ipynb").write_bytes(_notebook_bytes())
+    (export / "s3").symlink_to(private)
+    many = "\n".join(f"  - {{':name': n{i}, ':sid': '{i}'}}" for i in range(400))
+    (export / "submission_metadata.yml").write_text(f"s1: hello\ns2:\n  :submitters: &all\n{many}\ns3:\n  :submitters: *all\n")
+    subs = {s.key: s for s in discover(export, tmp_path / "out")}
+    assert "is not a mapping" in subs["s1"].problem and subs["s1"].students == []
+    assert subs["s2"].problem == "" and len(subs["s2"].students) == MAX_SUBMITTERS
+    assert "is a link, which is never followed" in subs["s3"].problem
+    (export / "submission_metadata.yml").unlink()
+    (export / "submission_metadata.yml").mkdir()
+    with pytest.raises(AutograderError, match="is not a file"):
+        discover(export, tmp_path / "out")
+    (export / "submission_metadata.yml").rmdir()
+    assert [s.key for s in discover(export, tmp_path / "out")] == ["s1", "s2"]  # a class folder: the link is not listed
+    with pytest.raises(AutograderError, match="neither a folder"):
+        discover(export / "s1" / "lab.ipynb", tmp_path / "out")
+
+
 def test_names_from_an_export_reach_the_gradebook_plain(tmp_path):
     from attn_ref.grade.classroom.discover import discover
 

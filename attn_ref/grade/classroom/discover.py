@@ -186,6 +186,8 @@ def discover(path: Path, out: Path) -> list[Submission]:
         return _from_export(path, refused)
     if (path / METADATA).exists() or (path / METADATA).is_symlink():
         raise AutograderError(f"{path / METADATA} is not a file (a folder or a link): not a Gradescope export as it stands")
+    if not path.is_dir():
+        raise AutograderError(f"{path} is neither a folder of submissions nor a Gradescope export")
     found, seen = [], set()
     for entry in sorted(path.iterdir()):
         if entry.name.startswith(".") or entry.is_symlink() or not (entry.is_dir() or entry.suffix in (".ipynb", ".zip")):

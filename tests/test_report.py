@@ -4,6 +4,8 @@ starter's lines neither matched nor marked. Built from a synthetic class (report
 
 from __future__ import annotations
 
+import json
+import os
 import re
 
 from report_class import ATTENTION, SOFTMAX, SOFTMAX_BODIES, make_class
@@ -83,3 +85,19 @@ def test_the_starters_docstring_is_neither_matched_nor_marked():
 def test_a_starter_left_as_given_is_not_compared():
     starter = ATTENTION + "    ...\n"
     assert similar_pairs({"a": starter, "b": starter, "c": starter + "\n# nothing yet\n"}, starter) == []
+
+
+def test_the_report_is_the_same_in_every_process():
+    """copydetect hashes with Python's hash(), salted per process: the report hashes k-grams its own way, so the
+    same class gives the same similarities and marks whatever PYTHONHASHSEED is."""
+    import subprocess
+    import sys
+
+    program = ("import json, sys; sys.path.insert(0, 'tests'); import report_class as t\n"
+               "from attn_ref.grade.classroom.report import similar_pairs\n"
+               "codes = {n: t.SOFTMAX + b for n, b in t.SOFTMAX_BODIES.items()}\n"
+               "codes['copy'] = t.SOFTMAX + t.SOFTMAX_BODIES['copied'].replace('exps', 'e_x')\n"
+               "print(json.dumps(similar_pairs(codes, t.SOFTMAX + '    ...\\n', threshold=0.0)))")
+    runs = {subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("0", "13", "4242")}
+    assert len(runs) == 1 and json.loads(runs.pop())

@@ -142,10 +142,30 @@ class UnitCode:
         return "".join(out)
 
 
+KGRAM_BASE = np.uint64(1_000_003)
+
+
+def kgram_hashes(text: str, k: int) -> np.ndarray:
+    """The hash of every k-gram of ``text``, the same in every process (a polynomial over its code points,
+    modulo 2**64). copydetect's own uses Python's hash() of a str, which is salted per process
+    (PYTHONHASHSEED): the report's similarities and marks then differed from one run to the next."""
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.uint64)
+    count = len(codes) - k + 1
+    if count <= 0:
+        return np.array([], dtype=np.int64)
+    hashes = np.zeros(count, dtype=np.uint64)
+    for j in range(k):
+        hashes = hashes * KGRAM_BASE + codes[j:j + count]  # wraps around: modulo 2**64
+    return hashes.view(np.int64)
+
+
 def similar_pairs(codes: dict[str, str], starter: str, threshold: float = THRESHOLD) -> list[tuple]:
     """(key a, key b, similarity, marked code a, marked code b), most similar first; the starter's lines
     are neither compared nor marked."""
+    import copydetect.utils
     from copydetect import compare_files
+
+    copydetect.utils.hashed_kgrams = kgram_hashes  # its fingerprints, deterministic (kgram_hashes)
 
     split = {key: UnitCode.split(code, starter) for key, code in codes.items()}
     prints = {key: c.fingerprint() for key, c in split.items() if len(c.own.strip()) >= MIN_CODE}

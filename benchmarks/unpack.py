@@ -3,7 +3,7 @@ beside the same process listing an honest export of the same shape, in one run.
 
 Run: .venv/bin/python benchmarks/unpack.py [--bomb-mb 1024]. Writes two exports in a temporary folder (one
 submission of them a member of BOMB zero bytes, about 1 MB zipped; the other its honest notebook), lists each
-with `discover` in a fresh process and prints the bytes written under --out and the process's peak resident
+with `discover` and hashes each submission as a batch does, in a fresh process, and prints the bytes written under --out and the process's peak resident
 memory (VmHWM, its own: not the memory of the process that started it). Asserts nothing.
 """
 
@@ -21,8 +21,9 @@ import yaml
 
 PROBE = """import json, re, sys
 from pathlib import Path
-from attn_ref.grade.classroom.discover import discover
+from attn_ref.grade.classroom.discover import content_hash, discover
 subs = discover(Path(sys.argv[1]), Path(sys.argv[2]))
+hashes = [content_hash(s.path) for s in subs if s.path.exists()]  # what a batch does next (plan_batch)
 peak = int(re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read()).group(1)) << 10
 print(json.dumps({"problems": [s.problem for s in subs], "peak": peak}))
 """

@@ -17,7 +17,7 @@ from .autograder import load_autograder
 from .classroom.batch import BatchOptions, check_assignment, plan_batch, run_batch
 from .classroom.canvas import RosterError, read_roster
 from .classroom.cluster import PARENT_ENV, REFUSED
-from .classroom.discover import Submission, files, is_batch
+from .classroom.discover import Submission, has_notebook, is_batch
 from .classroom.gradebook import summary_lines
 from .core import grade
 from .errors import GraderError
@@ -27,6 +27,7 @@ from .owned import private_folder
 from .results import FILE_HASH, Outcome, outcome, recorded_hash, results_name, write_results
 from .scoring.identity import gradescope_submitters
 from .settings import Limits
+from .submission import files
 from .text import plain_text
 
 DEFAULT_OUT = "graded"
@@ -73,13 +74,6 @@ def _readable_by_others(path: Path) -> bool:
         return any(p.stat().st_mode & stat.S_IROTH for p in paths if not p.is_symlink())
     except OSError:
         return False
-
-
-def _has_notebook(path: Path) -> bool:
-    if path.is_file():
-        return path.suffix in (".ipynb", ".zip")
-    found, more = files(path)
-    return more or any(p.suffix in (".ipynb", ".zip") for p in found)
 
 
 def say(*lines: str, file=None) -> None:
@@ -195,7 +189,7 @@ def _submitters(path: str | None) -> tuple | None:
 def _check_submission(submission: Path) -> None:
     if not submission.exists():
         raise _Stop(f"{submission} does not exist")
-    if not _has_notebook(submission):
+    if not has_notebook(submission):
         raise _Stop(f"{submission} holds no notebook (.ipynb) and no zip")
 
 

@@ -98,17 +98,26 @@ def load(path: str | Path) -> tuple[nbformat.NotebookNode, str]:
     return _read(_bounded_read(path, MAX_NOTEBOOK), path.name), path.name
 
 
-def _walk(folder: Path) -> list[Path]:
-    """Files under a submission folder (no links followed), at most MAX_FOLDER_ENTRIES of them."""
-    found, stack = [], [folder]
+def files(folder: Path, limit: int = MAX_FOLDER_ENTRIES) -> tuple[list[Path], bool]:
+    """The regular files under ``folder`` in a fixed order (no link followed), at most ``limit`` of them, and
+    whether there were more. An unreadable folder raises OSError."""
+    found, stack = [], [Path(folder)]
     while stack:
         for entry in sorted(os.scandir(stack.pop()), key=lambda e: e.name):
-            if len(found) >= MAX_FOLDER_ENTRIES:
-                raise SubmissionError(f"the folder {folder.name} holds more than {MAX_FOLDER_ENTRIES} files")
+            if len(found) >= limit:
+                return found, True
             if entry.is_dir(follow_symlinks=False):
                 stack.append(Path(entry.path))
             elif entry.is_file(follow_symlinks=False):
                 found.append(Path(entry.path))
+    return found, False
+
+
+def _walk(folder: Path) -> list[Path]:
+    """Files under a submission folder (no links followed), at most MAX_FOLDER_ENTRIES of them."""
+    found, more = files(folder)
+    if more:
+        raise SubmissionError(f"the folder {folder.name} holds more than {MAX_FOLDER_ENTRIES} files")
     return found
 
 

@@ -8,15 +8,16 @@ import json
 import os
 import re
 import zipfile
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..autograder import AutograderError
 from ..owned import private_folder
 from ..results import Outcome
-from ..submission import MAX_FOLDER_ENTRIES
+from ..submission import files
 from ..text import cap, plain_text
-from .unpack import CHUNK, MAX_METADATA, METADATA, unpack_export
+from .unpack import MAX_METADATA, METADATA, hash_into, unpack_export
 
 MAX_FIELD = 200  # a name, SID or email from the export
 MAX_SUBMITTERS = 50  # of one submission (Gradescope's groups are a few students)
@@ -45,11 +46,9 @@ class Submission:
 def label(subs: list[Submission]) -> list[Submission]:
     """Two names that read the same once plain (sub\x01, sub\x02: both sub?) are shown with their keys, which
     differ: a row of grades.csv or of the score sheet never stands for two submissions."""
-    shown: dict[str, int] = {}
-    for sub in subs:
-        shown[plain_text(sub.path.name)] = shown.get(plain_text(sub.path.name), 0) + 1
-    for sub in subs:
-        name = plain_text(sub.path.name)
+    names = [plain_text(sub.path.name) for sub in subs]
+    shown = Counter(names)
+    for sub, name in zip(subs, names):
         sub.label = f"{name} ({sub.key})" if shown[name] > 1 else ""
     return subs
 
@@ -114,28 +113,15 @@ def _gradescope_scores(entry) -> dict:
     return found
 
 
-def files(folder: Path, limit: int = MAX_FOLDER_ENTRIES) -> tuple[list[Path], bool]:
-    """The regular files under ``folder`` in a fixed order (no link followed), at most ``limit`` of them, and
-    whether there were more."""
-    found, stack = [], [Path(folder)]
-    while stack:
-        try:
-            entries = sorted(os.scandir(stack.pop()), key=lambda e: e.name)
-        except OSError:
-            continue
-        for entry in entries:
-            if len(found) >= limit:
-                return found, True
-            if entry.is_dir(follow_symlinks=False):
-                stack.append(Path(entry.path))
-            elif entry.is_file(follow_symlinks=False):
-                found.append(Path(entry.path))
-    return found, False
-
-
-def _has_notebook(folder: Path) -> bool:
-    found, more = files(folder)
-    return more or any(p.suffix in (".ipynb", ".zip") for p in found)  # past the bound: graded, and told why
+def has_notebook(path: Path) -> bool:
+    """A notebook or zip, or a folder that holds one (or more files than are walked: graded, and told why)."""
+    if path.is_file():
+        return path.suffix in (".ipynb", ".zip")
+    try:
+        found, more = files(path)
+    except OSError:  # an unreadable folder holds nothing the grader can read: not a submission (as rglob had it)
+        return False
+    return more or any(p.suffix in (".ipynb", ".zip") for p in found)
 
 
 def _metadata(path: Path) -> dict:
@@ -192,7 +178,7 @@ def discover(path: Path, out: Path) -> list[Submission]:
     for entry in sorted(path.iterdir()):
         if entry.name.startswith(".") or entry.is_symlink() or not (entry.is_dir() or entry.suffix in (".ipynb", ".zip")):
             continue  # a link is never followed: it could name any of the TA's files
-        if entry.is_dir() and not _has_notebook(entry):
+        if entry.is_dir() and not has_notebook(entry):
             continue  # not a submission (notes, caches): `skipped` lists it
         found.append(Submission(_unique(entry.stem if entry.is_file() else entry.name, seen), entry))
     return label(found)
@@ -204,20 +190,21 @@ def skipped(path: Path) -> list[str]:
     if not path.is_dir() or (path / METADATA).is_file():
         return []
     return sorted(plain_text(e.name) + (" (a link, never followed)" if e.is_symlink() else "") for e in path.iterdir()
-                  if not e.name.startswith(".") and (e.is_symlink() or (e.is_dir() and not _has_notebook(e))))
+                  if not e.name.startswith(".") and (e.is_symlink() or (e.is_dir() and not has_notebook(e))))
 
 
 def content_hash(path: Path) -> str:
     """A submission's files, names and bytes, read in chunks: a results file graded from the same ones need not
     be graded again. A folder past the bound of files is hashed on the first of them (its grading refuses it)."""
     digest = hashlib.sha256()
-    found = [path] if path.is_file() else files(path)[0]
+    try:
+        found = [path] if path.is_file() else files(path)[0]
+    except OSError:
+        found = []
     for file in found:
         digest.update(os.fsencode(file.relative_to(path) if path.is_dir() else file.name) + b"\0")  # any bytes
         try:
-            with open(file, "rb") as f:
-                while chunk := f.read(CHUNK):
-                    digest.update(chunk)
+            hash_into(digest, file)
         except OSError:
             digest.update(b"\1unreadable")
     return digest.hexdigest()

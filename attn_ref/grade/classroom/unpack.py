@@ -47,12 +47,17 @@ class Unpacked:
     refused: dict[str, str] = field(default_factory=dict)  # submission folder -> why it was not unpacked
 
 
-def file_hash(path: Path) -> str:
-    """The SHA-256 of a file, read in chunks (an export is gigabytes)."""
-    digest = hashlib.sha256()
+def hash_into(digest, path: Path) -> None:
+    """A file's bytes into ``digest``, read in chunks (an export is gigabytes)."""
     with open(path, "rb") as f:
         while chunk := f.read(CHUNK):
             digest.update(chunk)
+
+
+def file_hash(path: Path) -> str:
+    """The SHA-256 of a file."""
+    digest = hashlib.sha256()
+    hash_into(digest, path)
     return digest.hexdigest()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import sys
+import unicodedata
 from pathlib import Path
 
 import nbformat
@@ -75,3 +76,22 @@ def scores(results: dict) -> dict[str, float]:
 
 def max_scores(results: dict) -> dict[str, float]:
     return {t["name"].split(":")[0]: t["max_score"] for t in _auto(results)}
+
+
+HIDDEN = {"Cc", "Cf", "Cs", "Zl", "Zp"}  # Unicode's categories the text rule lets through nowhere
+
+
+def hidden_characters(text: str, lines: bool = False) -> list[str]:
+    """The characters of ``text`` that no output may hold (but newlines and tabs where ``lines``): text.py's rule."""
+    return [c for c in text if unicodedata.category(c) in HIDDEN and not (lines and c in "\n\t")]
+
+
+def json_strings(value, key: str = "") -> list[tuple[str, str]]:
+    """Every string of a JSON value, keys too, each with the key it stands under."""
+    if isinstance(value, str):
+        return [(key, value)]
+    if isinstance(value, dict):
+        return [item for k, v in value.items() for item in [(key, k), *json_strings(v, k)]]
+    if isinstance(value, list):
+        return [item for v in value for item in json_strings(v, key)]
+    return []

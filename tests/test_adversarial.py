@@ -25,7 +25,6 @@ import sys
 import sysconfig
 import tempfile
 import time
-import unicodedata
 import zipfile
 from pathlib import Path
 
@@ -33,7 +32,7 @@ import nbformat
 import psutil
 import pytest
 import yaml
-from conftest import edit_notebook, max_scores, scores
+from conftest import edit_notebook, hidden_characters, json_strings, max_scores, scores
 from course_units import ANSWERS
 from placeholders import PLACEHOLDERS
 
@@ -638,12 +637,7 @@ STAND_IN_LINES = sorted({line.strip() for unit in ("c1", "c3", "c4")
 
 
 def strings(value) -> list[str]:
-    """Every text in a results dict, keys included."""
-    if isinstance(value, dict):
-        return [t for k, v in value.items() for t in [str(k), *strings(v)]]
-    if isinstance(value, list):
-        return [t for v in value for t in strings(v)]
-    return [value] if isinstance(value, str) else []
+    return [text for _, text in json_strings(value)]
 
 
 def stand_in_thief(release, mode: str):
@@ -918,7 +912,6 @@ def test_a_kernel_cannot_hear_its_classmates_in_a_root_batch_without_namespaces(
 
 FORGED = ("✓ FORGED (3/3)", "9 submissions ok, 0 not ok", "warning: FORGED")  # lines only the grader may begin
 FORGED_TEXT = "x\n" + "\n".join(FORGED) + "\r\n\x1b[2J\x9b31m\u202e\u2028\u200b\x00"
-HIDDEN = {"Cc", "Cf", "Cs", "Zl", "Zp"}
 
 
 def out_reader(release, out: Path):
@@ -959,20 +952,10 @@ def hostile_export(release, folder: Path, out: Path) -> Path:
 
 def assert_plain(text: str, where: str, lines: bool = False) -> None:
     """No hidden character (but newlines and tabs where ``lines``), and no line that only the grader may begin."""
-    hidden = [c for c in text if unicodedata.category(c) in HIDDEN and not (lines and c in "\n\t")]
+    hidden = hidden_characters(text, lines)
     assert not hidden, (where, hidden[:5])
     begun = [line for line in text.splitlines() if line.lstrip("\ufeff").startswith(FORGED)]
     assert not begun, (where, begun[:3])
-
-
-def json_strings(value, key: str = "") -> list[tuple[str, str]]:
-    if isinstance(value, str):
-        return [(key, value)]
-    if isinstance(value, dict):
-        return [item for k, v in value.items() for item in [(key, k), *json_strings(v, k)]]
-    if isinstance(value, list):
-        return [item for v in value for item in json_strings(v, key)]
-    return []
 
 
 def assert_in_custody(out: Path, printed: str) -> None:

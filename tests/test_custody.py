@@ -14,26 +14,20 @@ import json
 import os
 import subprocess
 import sys
-import unicodedata
 import zipfile
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 import yaml
+from conftest import hidden_characters, json_strings
 from hypothesis import given
 from hypothesis import strategies as st
 
 from attn_ref.grade.text import plain_lines, plain_text
 
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root, as on Gradescope and in CI")
-INVISIBLE = {"Cc", "Cf", "Cs", "Zl", "Zp"}
 HOSTILE_TEXT = "a\nb\rc\x1b[2Jd\x07\x08\x00e\x9b31m\u202eevil\u2066\u200bf\u2028g\ufeffh\ud800i\x7f"
-
-
-def invisible(text: str, lines: bool = False) -> list[str]:
-    """The characters of ``text`` the text rule lets through nowhere (newlines and tabs where ``lines``)."""
-    return [c for c in text if unicodedata.category(c) in INVISIBLE and not (lines and c in "\n\t")]
 
 
 # ---- one rule for student text -------------------------------------------------------------------------
@@ -46,8 +40,8 @@ def test_the_text_rule_on_each_kind_of_hidden_character():
 
 @given(st.text(st.one_of(st.characters(), st.sampled_from(["\ud800", "\udfff", "\u202e", "\x9b", "\r", "\u2029"]))))
 def test_nothing_hidden_passes_the_text_rule(text):
-    assert not invisible(plain_text(text)) and len(plain_text(text)) == len(text)
-    assert not invisible(plain_lines(text), lines=True)
+    assert not hidden_characters(plain_text(text)) and len(plain_text(text)) == len(text)
+    assert not hidden_characters(plain_lines(text), lines=True)
     plain_text(text).encode("utf-8")  # always encodable: no lone surrogate left to raise
 
 
@@ -72,27 +66,16 @@ def test_results_on_disk_hold_no_hidden_character_wherever_it_was_put(tmp_path):
     write_results(tmp_path / "r.json", results)
     raw = (tmp_path / "r.json").read_bytes()
     written = json.loads(raw.decode("utf-8"))  # valid UTF-8: a lone surrogate no longer stops the write
-    for path, text in strings(written):
-        assert not invisible(text, lines=path.endswith("output")), (path, text)
+    for key, text in json_strings(written):
+        assert not hidden_characters(text, lines=key == "output"), (key, text)
     assert written["output"].startswith("line one\n") and (tmp_path / "r.json").stat().st_mode & 0o777 == 0o600
-
-
-def strings(value, path: str = "") -> list[tuple[str, str]]:
-    """Every string of a JSON value (keys too), with where it is."""
-    if isinstance(value, str):
-        return [(path, value)]
-    if isinstance(value, dict):
-        return [item for k, v in value.items() for item in [(path, k), *strings(v, f"{path}.{k}")]]
-    if isinstance(value, list):
-        return [item for v in value for item in strings(v, path)]
-    return []
 
 
 def test_an_identity_with_hidden_characters_is_shown_plain():
     from attn_ref.grade.scoring.identity import Basis, GradedIdentity, explained
 
     line = explained(GradedIdentity("\x1b]0;x\x07ana@uni.edu\u202e", Basis.UNVERIFIED, "\x1b]0;x\x07ana@uni.edu\u202e"), {})
-    assert not invisible(line) and "?]0;x?ana@uni.edu?" in line
+    assert not hidden_characters(line) and "?]0;x?ana@uni.edu?" in line
 
 
 # ---- the CSV neutraliser (OWASP, ASVS) ---------------------------------------------------------------------
@@ -105,7 +88,7 @@ def test_no_cell_can_start_a_formula(tmp_path, start):
     write_csv(tmp_path / "t.csv", ["cell"], [[start + "HYPERLINK(\"x.test\")"]])
     with open(tmp_path / "t.csv", newline="", encoding="utf-8-sig") as f:
         (_, (cell,)) = list(csv.reader(f))
-    assert not needs_escape(cell) and not invisible(cell), repr(cell)
+    assert not needs_escape(cell) and not hidden_characters(cell), repr(cell)
     assert cell.startswith(("'", "?")) and needs_escape(start + "x")  # a Canvas ID so written is refused instead
 
 

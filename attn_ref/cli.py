@@ -1,5 +1,5 @@
 """attn-ref: a thin command line over the package's Python API (the verbs live beside what they run:
-release/cli.py for the instructor's verbs, grade/cli.py and grade/probes_cli.py for grading)."""
+release/cli.py for the instructor's verbs, grade/cli.py and attn_ref/grade/proofs/commands.py for grading)."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     else:
         add_release_verbs(verb)
     from .grade.cli import add_grade_arguments
-    from .grade.probes_cli import add_verbs as add_probe_verbs
+    from .grade.proofs.commands import add_verbs as add_probe_verbs
 
     add_probe_verbs(verb)
     grade = verb("grade", "grade a submission or a class against an autograder zip", GRADE_HELP, GRADE_EXAMPLES)

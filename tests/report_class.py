@@ -14,9 +14,9 @@ from pathlib import Path
 
 import nbformat
 
+from attn_ref.grade.checks_json import Checks, FunctionUnit, WrittenPart
 from attn_ref.grade.classroom.discover import Submission
 from attn_ref.grade.classroom.gradebook import Gradebook, Graded
-from attn_ref.grade.scoring.checks import Checks, FunctionUnit, WrittenPart
 
 SOFTMAX = '''def softmax(x, axis=-1):
     """Softmax of x along axis, stable for large inputs: subtract the maximum along axis first.

@@ -14,7 +14,7 @@ import pytest
 from conftest import edit_notebook
 from course_units import N_SETS, bug_set
 
-from attn_ref.grade.core import grade_under_seeds
+from attn_ref.grade.proofs.seeds import grade_under_seeds
 
 SEEDS = list(range(1, 21))
 CORPUS = Path(__file__).parent / "corpus" / "correct"

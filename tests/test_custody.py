@@ -24,7 +24,8 @@ from conftest import hidden_characters, json_strings
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attn_ref.grade.text import plain_lines, plain_text
+from attn_ref.grade.inkernel.text import plain_lines, plain_text
+from attn_ref.grade.student_python import BOUNDS
 
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root, as on Gradescope and in CI")
 HOSTILE_TEXT = "a\nb\rc\x1b[2Jd\x07\x08\x00e\x9b31m\u202eevil\u2066\u200bf\u2028g\ufeffh\ud800i\x7f"
@@ -46,8 +47,8 @@ def test_nothing_hidden_passes_the_text_rule(text):
 
 
 def test_a_students_message_cannot_begin_a_line_of_the_results():
+    from attn_ref.grade.checks_json import QuestionUnit
     from attn_ref.grade.results import entry
-    from attn_ref.grade.scoring.checks import QuestionUnit
 
     unit = QuestionUnit("q1", title="A question")
     forged = "boom\n✓ q1: FORGED (3/3)\r\n✓ FORGED (3/3)\u2028✓ FORGED"
@@ -198,9 +199,9 @@ def test_a_group_fills_each_members_own_row(tmp_path):
 
 
 def test_a_student_in_two_submissions_is_warned_about(tmp_path):
+    from attn_ref.grade.checks_json import Checks, QuestionUnit
     from attn_ref.grade.classroom.discover import Submission
     from attn_ref.grade.classroom.gradebook import Gradebook, Graded, shared_students
-    from attn_ref.grade.scoring.checks import Checks, QuestionUnit
 
     ada = {"name": "Ada", "sid": "", "email": "Ada@uni.edu"}
     subs = [Submission("s1", tmp_path, [ada]), Submission("s2", tmp_path, [{**ada, "email": "ada@uni.edu"}]),
@@ -294,9 +295,9 @@ def test_a_member_that_lies_about_its_size_is_stopped_at_what_it_declared(tmp_pa
 
 
 def test_an_export_past_its_own_bounds_is_refused_before_anything_is_written(tmp_path, monkeypatch):
-    from attn_ref.grade.autograder import AutograderError
     from attn_ref.grade.classroom import unpack
     from attn_ref.grade.classroom.discover import discover
+    from attn_ref.grade.scoring.autograder import AutograderError
 
     export = _export(tmp_path / "export.zip", {f"submission_{i}/lab.ipynb": _notebook_bytes() for i in range(5)})
     monkeypatch.setattr(unpack, "MAX_EXPORT_MEMBERS", 4)
@@ -358,8 +359,8 @@ def test_export_keys_stay_inside_the_export_and_never_share_results(tmp_path):
 def test_a_malformed_entry_or_a_link_costs_only_its_own_submission(tmp_path):
     """An entry that is not a mapping, one submission that is a link to the TA's files, aliases that make one
     list of submitters every entry's: each is that submission's problem, bounded, never followed."""
-    from attn_ref.grade.autograder import AutograderError
     from attn_ref.grade.classroom.discover import MAX_SUBMITTERS, discover
+    from attn_ref.grade.scoring.autograder import AutograderError
 
     export, private = tmp_path / "export", tmp_path / "ta_private"
     private.mkdir()
@@ -399,10 +400,10 @@ def test_names_from_an_export_reach_the_gradebook_plain(tmp_path):
 # ---- results that are their submission's own ---------------------------------------------------------------
 
 def test_results_of_other_files_are_no_ones_grade(tmp_path):
+    from attn_ref.grade.checks_json import Checks, QuestionUnit
     from attn_ref.grade.classroom.discover import Submission
     from attn_ref.grade.classroom.gradebook import collect
     from attn_ref.grade.results import CONTENT_HASH, write_results
-    from attn_ref.grade.scoring.checks import Checks, QuestionUnit
 
     checks = Checks("practice", (QuestionUnit("q1"),))
     tests = [{"name": "q1: Q", "score": 1.0, "max_score": 1.0}]
@@ -417,10 +418,10 @@ def test_results_of_other_files_are_no_ones_grade(tmp_path):
 
 
 def test_a_score_typed_twice_for_one_student_is_given_to_no_one_and_kept(tmp_path):
+    from attn_ref.grade.checks_json import Checks, QuestionUnit, WrittenPart
     from attn_ref.grade.classroom.discover import Submission
     from attn_ref.grade.classroom.gradebook import Gradebook, Graded
     from attn_ref.grade.classroom.written_pages import SHEET, merge_written_scores
-    from attn_ref.grade.scoring.checks import Checks, QuestionUnit, WrittenPart
 
     checks = Checks("practice", (QuestionUnit("q1"),), (WrittenPart("q2", points=1),))
     sub = Submission("s1", tmp_path / "s1.ipynb", [{"name": "Ada", "sid": "7", "email": "ada@uni.edu"}])
@@ -434,10 +435,10 @@ def test_a_score_typed_twice_for_one_student_is_given_to_no_one_and_kept(tmp_pat
 
 
 def _sheet_book(tmp_path: Path, students: list[tuple[str, dict]], sheet: str):
+    from attn_ref.grade.checks_json import Checks, QuestionUnit, WrittenPart
     from attn_ref.grade.classroom.discover import Submission, label
     from attn_ref.grade.classroom.gradebook import Gradebook, Graded
     from attn_ref.grade.classroom.written_pages import SHEET
-    from attn_ref.grade.scoring.checks import Checks, QuestionUnit, WrittenPart
 
     checks = Checks("practice", (QuestionUnit("q1"),), (WrittenPart("q2", points=5),))
     subs = label([Submission(f"k{i}", tmp_path / folder, [{"name": "", "sid": "", "email": "", **person}])
@@ -509,7 +510,7 @@ def _add_key_as(uid: int, bounded: bool) -> tuple[int, int]:
     if pid == 0:
         try:
             if bounded:
-                sys.path.insert(0, str(Path(__file__).parents[1] / "attn_ref/grade/isolation"))
+                sys.path.insert(0, str(BOUNDS.parent))
                 import launch_bounds
 
                 launch_bounds.apply({"limits": {}, "deny_network": True})

@@ -284,9 +284,9 @@ def test_spreadsheet_cells_escape_text_formulas_and_keep_numbers(tmp_path):
 
 def test_gradebook_rows_hold_scores_as_numbers(tmp_path):
     """Scores reach the CSV writer as numbers, so a negative one is never escaped into text."""
+    from attn_ref.grade.checks_json import Checks, QuestionUnit, WrittenPart
     from attn_ref.grade.classroom.discover import Submission
     from attn_ref.grade.classroom.gradebook import Gradebook, Graded
-    from attn_ref.grade.scoring.checks import Checks, QuestionUnit, WrittenPart
 
     checks = Checks("practice", (QuestionUnit("q1"),), (WrittenPart("q2", points=1),))
     sub = Submission("s", tmp_path / "=s.ipynb", [{"name": "-Ana", "sid": "", "email": ""}])
@@ -513,9 +513,9 @@ def test_a_kernel_that_cannot_start_gives_no_grade_and_a_corrupt_notebook_still_
 
 def _book(tmp_path):
     """A gradebook of two submissions, one full marks, one with no grade (its results: the grader failed)."""
+    from attn_ref.grade.checks_json import Answer, Checks, QuestionUnit
     from attn_ref.grade.classroom.discover import Submission
     from attn_ref.grade.classroom.gradebook import Gradebook, Graded
-    from attn_ref.grade.scoring.checks import Answer, Checks, QuestionUnit
 
     checks = Checks("practice", (QuestionUnit("q1", answers=(Answer("a", "int", 2.0, 1),)),))
     failed = {"tests": [{"name": "q1: x", "score": 0.0, "max_score": 2.0}],
@@ -553,7 +553,7 @@ def _run_export(release, nb, folder: Path, before: str = "") -> str:
     export module the build put beside it, up to its export; the output."""
     from nbclient import NotebookClient
 
-    from attn_ref.grade.scoring.checks import EXPORT_MODULE
+    from attn_ref.grade.checks_json import EXPORT_MODULE
 
     shutil.copy(release[0] / "assignments" / "practice" / f"{EXPORT_MODULE}.py", folder)
     nb = copy.deepcopy(nb)
@@ -594,7 +594,7 @@ def test_finding_a_units_code_is_linear_in_the_cell(tmp_path):
 
     script = ("import nbformat\nfrom attn_ref.grade.classroom.report import unit_code\n"
               "nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('\\n' * 900_000 + 'x = 1')])\n"
-              "from attn_ref.grade.scoring.checks import Answer, FunctionUnit, QuestionUnit\n"
+              "from attn_ref.grade.checks_json import Answer, FunctionUnit, QuestionUnit\n"
               "assert unit_code(nb, FunctionUnit('t', function='softmax')) == ''\n"
               "assert len(unit_code(nb, QuestionUnit('q', answers=(Answer('x', 'int', 1, 1),)))) == 20_000  # found, capped\n")
     subprocess.run([sys.executable, "-c", script], check=True, timeout=60)  # quadratic would take hours
@@ -640,10 +640,10 @@ def test_results_written_before_the_hashes_had_names_of_their_own_still_count(tm
 
 
 def test_the_class_report_counts_each_named_mistake_and_the_failures_no_mutant_explains(tmp_path):
+    from attn_ref.grade.checks_json import Checks, FunctionUnit
     from attn_ref.grade.classroom.discover import Submission
     from attn_ref.grade.classroom.gradebook import Gradebook, Graded
     from attn_ref.grade.classroom.mistakes import NO_MATCH, counts, write_mistakes
-    from attn_ref.grade.scoring.checks import Checks, FunctionUnit
 
     def graded(*probes):
         results = {"tests": [], "extra_data": {"outcome": "graded", "probes": list(probes)}}

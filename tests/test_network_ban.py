@@ -1,4 +1,4 @@
-"""The seccomp filter a kernel without a network namespace runs under (isolation/launch_bounds.py): what it
+"""The seccomp filter a kernel without a network namespace runs under (attn_ref/grade/student_python/launch_bounds.py): what it
 denies, what it leaves (a kernel still starts and talks to the grader), each in a process of its own."""
 
 import platform
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from attn_ref.grade.isolation import launch_bounds
+from attn_ref.grade.student_python import launch_bounds
 
 BAN = Path(launch_bounds.__file__)
 

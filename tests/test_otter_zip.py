@@ -10,7 +10,7 @@ import zipfile
 import pytest
 from course_units import COURSE, assignment
 
-from attn_ref.grade.autograder import load_autograder
+from attn_ref.grade.scoring.autograder import load_autograder
 from attn_ref.release.build import ZIP_DATE, build
 from attn_ref.release.otter_zip import kept, otter_zip
 

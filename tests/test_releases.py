@@ -263,7 +263,7 @@ def test_the_practice_export_cell_is_one_call_of_the_module_beside_it(release):
     notebook (and beside the solution); an assignment without written parts keeps otter's own cell."""
     import ast
 
-    from attn_ref.grade.scoring.checks import EXPORT_FUNCTION, EXPORT_MODULE
+    from attn_ref.grade.checks_json import EXPORT_FUNCTION, EXPORT_MODULE
 
     out, _ = release
     nb = nbformat.read(str(out / "assignments/practice/practice.ipynb"), as_version=4)
@@ -287,7 +287,7 @@ def test_the_graded_practice_solution_with_its_export_cell_scores_full(release, 
     nothing."""
     from conftest import max_scores, scores
 
-    from attn_ref.grade.scoring.checks import EXPORT_MODULE
+    from attn_ref.grade.checks_json import EXPORT_MODULE
     from attn_ref.grade.session import is_otter_call
 
     out, _ = release

@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 from course_units import ANSWERS
 
-from attn_ref import typerules
+from attn_ref.grade.checks_json import FunctionUnit, Probe
+from attn_ref.grade.inkernel.wire import MalformedReply, parse_call_reply, parse_values
 from attn_ref.grade.isolation.safeio import UnsafeReply, read_reply
-from attn_ref.grade.scoring.checks import FunctionUnit, Probe
 from attn_ref.grade.scoring.comparators import check_answer, compare_array
 from attn_ref.grade.scoring.static import analyse, forbidden_uses
 from attn_ref.grade.session import is_otter_call
-from attn_ref.grade.wire import MalformedReply, parse_call_reply, parse_values
-from attn_ref.typerules import describe
+from attn_ref.portable import typerules
+from attn_ref.portable.typerules import describe
 
 
 @pytest.mark.parametrize(
@@ -286,7 +286,7 @@ def test_a_dtype_the_saved_values_do_not_have_is_malformed(tmp_path):
 def _lab_autograder():
     from course_units import assignment
 
-    from attn_ref.grade.autograder import Autograder
+    from attn_ref.grade.scoring.autograder import Autograder
     from attn_ref.release.checks import checks
 
     return Autograder(Path("."), checks(assignment("lab")))
@@ -372,7 +372,7 @@ def test_a_task_without_evidence_is_found_with_its_name():
 
 
 def test_student_text_is_plain_bounded_and_encodable():
-    from attn_ref.grade.text import cap
+    from attn_ref.grade.inkernel.text import cap
 
     text = cap("ok\ud800 \x1b[2J\x1b]0;title\x07 line\r\nnext\ttab" * 100, 60)
     text.encode("utf-8")  # a lone surrogate would raise here
@@ -415,7 +415,7 @@ def test_one_rule_for_a_returned_number(tmp_path, output, passes, note):
 
 
 def test_probe_sizes_are_drawn_per_seed_within_their_ranges_and_kept_apart():
-    from attn_ref.grade.scoring.checks import InvalidChecks, _probe, _typed_probe
+    from attn_ref.grade.checks_json import InvalidChecks, _probe, _typed_probe
     from attn_ref.grade.scoring.inputs import generate, probe_rng
     from attn_ref.release.units import Probe as ReleaseProbe
     from attn_ref.release.units import drawn, normal

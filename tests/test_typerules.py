@@ -12,8 +12,8 @@ import pytest
 import torch
 from course_units import ANSWERS, assignment
 
-from attn_ref import typerules
 from attn_ref.grade.scoring.comparators import check_answer
+from attn_ref.portable import typerules
 from attn_ref.release.checks import checks
 
 PRACTICE = checks(assignment("practice"))

@@ -13,7 +13,7 @@ from attn_ref.grade import grade
 from attn_ref.grade.classroom.batch import grade_batch
 from attn_ref.grade.scoring.identity import Basis, choose, gradescope_submitters
 from attn_ref.grade.scoring.questions import NUMBERS_ENTRY
-from attn_ref.variants import combinations, normalized_identity, parameters_for, variant_index
+from attn_ref.portable.variants import combinations, normalized_identity, parameters_for, variant_index
 
 ANA, BEN = "ana.lima@example.edu", "ben.okafor@example.edu"
 PARAMETERS = [("T", [30, 40, 50, 60]), ("factor", [0.8, 0.85, 0.9, 0.95])]

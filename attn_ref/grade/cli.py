@@ -13,22 +13,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import settings
-from .autograder import load_autograder
 from .classroom.batch import BatchOptions, check_assignment, plan_batch, run_batch
 from .classroom.canvas import RosterError, read_roster
 from .classroom.cluster import PARENT_ENV, REFUSED
 from .classroom.discover import Submission, has_notebook, is_batch
 from .classroom.gradebook import summary_lines
 from .core import grade
-from .errors import GraderError
+from .inkernel.errors import GraderError
+from .inkernel.text import plain_text
 from .isolation.cleanup import die_with_parent, make_undumpable
 from .isolation.sandbox import SandboxPlan, resolve
 from .owned import private_folder
 from .results import FILE_HASH, Outcome, outcome, recorded_hash, results_name, write_results
+from .scoring.autograder import load_autograder
 from .scoring.identity import gradescope_submitters
 from .settings import Limits
 from .submission import files
-from .text import plain_text
 
 DEFAULT_OUT = "graded"
 

@@ -8,21 +8,26 @@ NumPy and the reference. Only the supervisor's process writes results.
 from __future__ import annotations
 
 import contextlib
+import os
+import platform
 import time
 import traceback
 import warnings
 from pathlib import Path
 
 import nbformat
+import numpy as np
 
 import attn_ref
 
-from ..written import written_answers
+from ..portable.written import written_answers
 from . import submission
-from .autograder import Autograder, AutograderError, load_autograder
+from .checks_json import Checks, FunctionUnit, QuestionUnit, Unit
+from .inkernel.text import cap
+from .inkernel.wire import Status
 from .isolation.kernel import KernelStartError
 from .isolation.sandbox import Jail, SandboxError, SandboxPlan, resolve
-from .isolation.watchdog import TRIP_FILE, Job, Supervisor, run_alone
+from .isolation.watchdog import TRIP_FILE, Job, Supervisor
 from .results import (
     MAX_NOTES,
     TEXT,
@@ -30,29 +35,26 @@ from .results import (
     cap_lines,
     failed_results,
     plain_results,
-    record,
     results_name,
     unit_name,
     write_results,
     written_entries,
 )
 from .scoring import static
-from .scoring.checks import Checks, FunctionUnit, QuestionUnit, Unit
+from .scoring.autograder import Autograder, AutograderError, load_autograder
 from .scoring.context import REFERENCE_MESSAGE, GradingContext, UnitResults
 from .scoring.functions import grade_functions
 from .scoring.inputs import seed_for
 from .scoring.questions import grade_questions
 from .session import BudgetExhausted, NotebookSession, runnable_cells
 from .settings import Limits
-from .text import cap
-from .wire import Status
 
 MAX_CODE = 1 << 20  # the code cells together (not the notebook: honest notebooks embed plots)
 # one grader per unit kind, in this order: the questions' one read comes before any probe can put a
 # stand-in in the kernel (after which nothing the kernel says reaches results: withheld.py)
 GRADERS = ((QuestionUnit, grade_questions), (FunctionUnit, grade_functions))
 
-__all__ = ["AutograderError", "SandboxError", "grade", "grade_under_seeds", "load_autograder"]
+__all__ = ["AutograderError", "SandboxError", "grade", "load_autograder"]
 
 
 def written_questions(checks: Checks) -> list[tuple[str, str]]:
@@ -182,6 +184,21 @@ def prepare(autograder, plan: SandboxPlan | None) -> tuple[Autograder, SandboxPl
     return autograder, (plan.for_gpu() if autograder.checks.runner == "gpu" else plan)
 
 
+def record(results: dict, checks: Checks, plan: SandboxPlan) -> dict:
+    """What every results file says about the grader, whatever happened to the submission."""
+    extra = results.setdefault("extra_data", {})
+    extra.update(
+        assignment=checks.assignment,
+        autograder_version=checks.version,
+        attn_ref_version=attn_ref.__version__,
+        sandbox=plan.describe(),
+        grader={"python": platform.python_version(), "numpy": np.__version__, "uid": os.geteuid(),
+                "kernel_python": plan.python},
+    )
+    extra["warnings"] = list(extra.get("warnings", [])) + list(plan.warnings)
+    return results
+
+
 def grade(submission_path, autograder, out_dir=None, results_path=None, *, limits: Limits | None = None,
           plan: SandboxPlan | None = None, write: bool = True, submitters: list | None = None, **timeouts: float) -> dict:
     """Grade one submission; write results to ``results_path`` or ``out_dir/results/<name>.json``.
@@ -203,28 +220,3 @@ def grade(submission_path, autograder, out_dir=None, results_path=None, *, limit
             results_path = Path(out_dir or ".") / "results" / results_name(submission_path)
         write_results(Path(results_path), results)
     return results
-
-
-def grade_under_seeds(submission_path, autograder, seeds: list[int], *, plan: SandboxPlan | None = None,
-                      **timeouts: float) -> dict[int, dict[str, dict]]:
-    """{seed: {unit: results entry}}: a notebook run once, its function units' probes run once per seed (to prove
-    that verdicts do not depend on the seed). Raises if the notebook could not be run."""
-    autograder, plan = prepare(autograder, plan)
-    limits = Limits.of(**timeouts)
-    budget = 120.0 + 60.0 * len(seeds)
-
-    def run(jail: Jail) -> dict:
-        nb, filename = submission.load(submission_path)
-        per_seed = {}
-        with running(nb, filename, autograder, jail, limits, time.monotonic() + budget) as ctx:
-            ctx.name_mistakes = False  # verdicts under many seeds: the messages are not read
-            for seed in seeds:
-                ctx.seed = seed
-                # each seed is its own grading of trusted code (the corpus, mutants): a stand-in sent under an
-                # earlier seed must not withhold this seed's messages; student gradings never come here
-                ctx.session.tainted = False
-                per_seed[str(seed)] = {t["name"].split(":")[0]: t for t in grade_functions(ctx).tests}
-        return {"per_seed": per_seed}
-
-    per_seed = run_alone(plan, "seeds", run, budget, "per_seed")
-    return {int(seed): tests for seed, tests in per_seed.items()}

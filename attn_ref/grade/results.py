@@ -5,19 +5,12 @@ from __future__ import annotations
 
 import html
 import json
-import os
-import platform
 from enum import Enum
 from pathlib import Path
 
-import numpy as np
-
-import attn_ref
-
-from .isolation.sandbox import SandboxPlan
+from .checks_json import Checks, QuestionUnit, Unit
+from .inkernel.text import cap, plain_lines, plain_text
 from .owned import write_private
-from .scoring.checks import Checks, QuestionUnit, Unit
-from .text import cap, plain_lines, plain_text
 
 # extra_data keys that tie a results file to what it graded: two different hashes, so two names. (The seed of a
 # grading's probe inputs is a third, the submission's code cells with the seed key: scoring/inputs.py seed_for.)
@@ -126,21 +119,6 @@ def failed_results(checks: Checks, reason: str, fault: Outcome, status: str | No
     default = f"not graded: {reason}" if fault is Outcome.NOT_GRADED else f"error: {reason}"
     return {"score": 0.0, "output": f"Your submission could not be graded: {reason}", "output_format": TEXT, "tests": tests,
             "extra_data": {"status": cap(status, 1000) if status else default, "outcome": fault.value}}
-
-
-def record(results: dict, checks: Checks, plan: SandboxPlan) -> dict:
-    """What every results file says about the grader, whatever happened to the submission."""
-    extra = results.setdefault("extra_data", {})
-    extra.update(
-        assignment=checks.assignment,
-        autograder_version=checks.version,
-        attn_ref_version=attn_ref.__version__,
-        sandbox=plan.describe(),
-        grader={"python": platform.python_version(), "numpy": np.__version__, "uid": os.geteuid(),
-                "kernel_python": plan.python},
-    )
-    extra["warnings"] = list(extra.get("warnings", [])) + list(plan.warnings)
-    return results
 
 
 def plain_results(results: dict) -> dict:

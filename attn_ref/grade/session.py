@@ -15,20 +15,20 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from .errors import GraderError
+from . import withheld
+from .checks_json import EXPORT_FUNCTION, EXPORT_MODULE
+from .inkernel.errors import GraderError
+from .inkernel.wire import MalformedReply, Status, parse_environment
 from .isolation.kernel import Kernel, Outcome
 from .isolation.safeio import UnsafeReply, make_private_dir, read_reply, write_new
 from .isolation.sandbox import Jail
-from .scoring import withheld
-from .scoring.checks import EXPORT_FUNCTION, EXPORT_MODULE
 from .settings import KERNEL_START_TIMEOUT, SETUP_TIMEOUT
-from .wire import MalformedReply, Status, parse_environment
 
 EXPLORATION_TAG = "exploration"
 # Everything the kernel runs of ours after the notebook, in this order, in one namespace: the type rules, the
 # text caps and the wire format the harness speaks (the kernel cannot import attn_ref), then the harness.
 # Their imports of one another are marked "sent with the harness" and dropped.
-KERNEL_MODULES = ("attn_ref.typerules", "attn_ref.grade.errors", "attn_ref.grade.text", "attn_ref.grade.wire", "attn_ref.grade.inkernel.harness")
+KERNEL_MODULES = ("attn_ref.portable.typerules", "attn_ref.grade.inkernel.errors", "attn_ref.grade.inkernel.text", "attn_ref.grade.inkernel.wire", "attn_ref.grade.inkernel.harness")
 SENT_WITH_HARNESS = "# sent with the harness"
 
 

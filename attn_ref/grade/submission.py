@@ -13,9 +13,9 @@ from pathlib import Path
 
 import nbformat
 
-from .errors import GraderError
+from .inkernel.errors import GraderError
+from .inkernel.text import encodable, plain_text
 from .isolation.kernel import KERNEL_NAME
-from .text import encodable, plain_text
 
 MAX_NOTEBOOK = 64 << 20  # a notebook's bytes (honest ones embed plots), checked before it is read or unpacked
 MAX_ARCHIVE_MEMBERS = 10_000

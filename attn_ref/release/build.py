@@ -18,7 +18,7 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, DeadKernelError
 
-from ..grade.scoring.checks import EXPORT_MODULE
+from ..grade.checks_json import EXPORT_MODULE
 from .cell_sources import failure
 from .checks import checks, stamp
 from .course import Assignment, load_course

@@ -31,9 +31,9 @@ from pathlib import Path
 
 import nbformat
 
-from ..grade.scoring.checks import read_checks
+from ..grade.checks_json import read_checks
+from ..grade.proofs.stubs import KINDS as STUB_KINDS
 from ..grade.scoring.identity import IDENTITY_VARIABLE
-from ..grade.stubs import KINDS as STUB_KINDS
 from .course import load_assignment, load_registry
 from .locks import LockError
 from .units import Question, Task

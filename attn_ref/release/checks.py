@@ -1,4 +1,4 @@
-"""Hidden checks as data (checks.json, defined in attn_ref/grade/scoring/checks.py): an assignment's answers and
+"""Hidden checks as data (checks.json, defined in attn_ref/grade/checks_json.py): an assignment's answers and
 probes, serialised for its autograder. The builder writes them; only the grader reads them."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import hashlib
 import json
 import re
 
-from ..grade.scoring.checks import CHECKS_FORMAT
+from ..grade.checks_json import CHECKS_FORMAT
 from .course import Assignment
 from .units import Question, Task
 

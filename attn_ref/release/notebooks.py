@@ -15,7 +15,7 @@ import nbformat
 import yaml
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
 
-from ..grade.scoring.checks import EXPORT_FUNCTION, EXPORT_MODULE
+from ..grade.checks_json import EXPORT_FUNCTION, EXPORT_MODULE
 from .course import Assignment
 from .inline import module_body
 from .public_checks import question_test
@@ -24,9 +24,9 @@ from .units import Question, Task
 EXPLORATION_TAG = "exploration"  # skipped while grading
 TIMING_TAG = "timing"  # outputs hold measured timings
 # The lines of attn_ref/release/cells/export_written.py that export_module fills in
-_WRITTEN_MARKER = "# attn_ref/written.py (written_answers, answers_pdf) is written in here when the notebook is built"
+_WRITTEN_MARKER = "# attn_ref/portable/written.py (written_answers, answers_pdf) is written in here when the notebook is built"
 _QUESTIONS_LINE = "QUESTIONS = []  # (question, prompt) of every written part, written in when the notebook is built"
-_NAMES_FROM_WRITTEN = "  # noqa: F821 - from attn_ref/written.py"
+_NAMES_FROM_WRITTEN = "  # noqa: F821 - from attn_ref/portable/written.py"
 EXPORT_CELL_COMMENT = f"""# Save the notebook first (File > Save). This makes the zip to upload to Gradescope, with
 # written_answers.pdf in it ({EXPORT_MODULE}.py, beside this notebook, makes it: keep the two in one folder)."""
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
@@ -78,17 +78,17 @@ def _solution_cell(q: Question) -> nbformat.NotebookNode:
     return new_code_cell(source)
 
 
-_VARIANTS_MARKER = "    # attn_ref/variants.py is written in here when the notebook is built\n"
+_VARIANTS_MARKER = "    # attn_ref/portable/variants.py is written in here when the notebook is built\n"
 LOCKED = {"deletable": False, "editable": False}
 
 
 def identity_cell(key: str) -> nbformat.NotebookNode:
-    """The cell where a student types their Gradescope identity, with attn_ref/variants.py written in."""
+    """The cell where a student types their Gradescope identity, with attn_ref/portable/variants.py written in."""
     source = resources.files("attn_ref.release.cells").joinpath("identity.py").read_text()
     if _VARIANTS_MARKER not in source:
         raise ValueError("attn_ref/release/cells/identity.py lost its variants marker")
-    body = textwrap.indent(f"KEY = {key!r}\n" + module_body("attn_ref", "variants.py"), "    ")
-    return new_code_cell(source.replace(_VARIANTS_MARKER, body).replace("  # noqa: F821 - from attn_ref/variants.py", ""))
+    body = textwrap.indent(f"KEY = {key!r}\n" + module_body("attn_ref.portable", "variants.py"), "    ")
+    return new_code_cell(source.replace(_VARIANTS_MARKER, body).replace("  # noqa: F821 - from attn_ref/portable/variants.py", ""))
 
 
 def _numbers_cell(q: Question) -> nbformat.NotebookNode:
@@ -168,13 +168,13 @@ def _written_questions(assignment: Assignment) -> list[tuple[str, str]]:
 def export_module(assignment: Assignment) -> str | None:
     """The source of export_written.py, shipped beside the student notebook, or None when the assignment has
     no written part (its export cell stays otter's own). The template (attn_ref/release/cells/export_written.py)
-    gets attn_ref/written.py's functions and the assignment's written questions written in."""
+    gets attn_ref/portable/written.py's functions and the assignment's written questions written in."""
     questions = _written_questions(assignment)
     if not questions:
         return None
     source = resources.files("attn_ref.release.cells").joinpath(f"{EXPORT_MODULE}.py").read_text()
     listed = "".join(f"    {question!r},\n" for question in questions)
-    for placeholder, value in ((_WRITTEN_MARKER, module_body("attn_ref", "written.py")),
+    for placeholder, value in ((_WRITTEN_MARKER, module_body("attn_ref.portable", "written.py")),
                                (_QUESTIONS_LINE, f"QUESTIONS = [  # (question, prompt) of every written part\n{listed}]"),
                                ('TITLE = ""', f"TITLE = {assignment.title!r}"),
                                (_NAMES_FROM_WRITTEN, "")):  # defined in the shipped module itself

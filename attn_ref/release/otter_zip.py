@@ -26,8 +26,8 @@ import nbformat
 import numpy as np
 import yaml
 
-from ..grade.autograder import Autograder, load_autograder
-from ..grade.scoring.checks import FunctionUnit, Probe
+from ..grade.checks_json import FunctionUnit, Probe
+from ..grade.scoring.autograder import Autograder, load_autograder
 from ..grade.scoring.comparators import FLOAT_RTOL, SCALAR_RTOL, tolerance
 from ..grade.scoring.inputs import Input, generate, probe_rng, reference_outputs
 from .course import Assignment

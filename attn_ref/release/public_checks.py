@@ -1,7 +1,7 @@
 """Public checks for answer variables, made from the same answers the hidden checks grade.
 
 Each question gets one otter exception-format test (arguments are looked up in the student's globals).
-It carries attn_ref/typerules.py inlined (students have no attn_ref), so `grader.check` judges an answer's
+It carries attn_ref/portable/typerules.py inlined (students have no attn_ref), so `grader.check` judges an answer's
 form with exactly the code hidden grading uses; it then checks a plausible range, never the value.
 """
 
@@ -16,7 +16,7 @@ PENDING = "hidden checks grade the values after you submit"
 
 
 def typerules_body() -> str:
-    return module_body("attn_ref", "typerules.py")
+    return module_body("attn_ref.portable", "typerules.py")
 
 
 def _letters(answer: Answer) -> str:

@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..variants import combinations, parameters_for
+from ..portable.variants import combinations, parameters_for
 
 ANSWER_KINDS = ("int", "float", "bool", "choice", "int_dict")  # typerules.read's kinds
 
 
 @dataclass(frozen=True)
 class Answer:
-    """An auto-graded variable the student assigns, read with the type rules (attn_ref/typerules.py)."""
+    """An auto-graded variable the student assigns, read with the type rules (attn_ref/portable/typerules.py)."""
 
     name: str
     kind: str  # one of ANSWER_KINDS
@@ -104,7 +104,7 @@ class Question:
 
     @property
     def parameter_lists(self) -> list[tuple[str, list]]:
-        """[(name, values), ...]: the parameters as attn_ref/variants.py takes them."""
+        """[(name, values), ...]: the parameters as attn_ref/portable/variants.py takes them."""
         return [(p.name, list(p.values)) for p in self.parameters]
 
     def numbers_of(self, key: str, identity: str) -> dict:
@@ -112,7 +112,7 @@ class Question:
         return parameters_for(key, identity, self.name, self.parameter_lists, self.defaults)
 
     def variants(self) -> list[dict]:
-        """Every combination of the parameters' values, in the order attn_ref/variants.py numbers them."""
+        """Every combination of the parameters' values, in the order attn_ref/portable/variants.py numbers them."""
         return combinations(self.parameter_lists)
 
     def answers_for(self, values: dict) -> tuple[Answer, ...]:
@@ -132,7 +132,7 @@ class Question:
 class Probe:
     """One line of partial credit: call the student's function on generated inputs, check the result.
 
-    args: (name, spec) pairs; each spec names one input generator of the grader (attn_ref/grade/scoring/checks.py
+    args: (name, spec) pairs; each spec names one input generator of the grader (attn_ref/grade/checks_json.py
     documents them: normal, mask, ones, simplex, value, device). Arguments with "student_only" are not
     passed to the reference. dtype/device: how float arrays reach the student. checks: the grader's
     comparators, all of which must pass.

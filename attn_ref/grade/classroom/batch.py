@@ -13,15 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import submission as submission_files
-from ..autograder import Autograder, AutograderError
+from ..checks_json import Checks
 from ..core import make_job, prepare
+from ..inkernel.wire import Status
 from ..isolation.sandbox import SandboxPlan
 from ..isolation.watchdog import Admission, Finished, Job, JobState, Runner, Supervisor
 from ..owned import open_private, private_folder, tighten
 from ..results import CONTENT_HASH, Outcome, failed_results, write_results
-from ..scoring.checks import Checks
+from ..scoring.autograder import Autograder, AutograderError
 from ..settings import Limits
-from ..wire import Status
 from .discover import Submission, already_graded, content_hash, discover, skipped
 from .gradebook import Gradebook, write_gradebook
 

@@ -33,8 +33,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import GraderError
-from ..scoring.checks import Checks
+from ..checks_json import Checks
+from ..inkernel.errors import GraderError
 from .spreadsheet import FORMULA_WORDS, needs_escape, write_csv
 
 ROSTER_FIELDS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]

@@ -26,7 +26,7 @@ import time
 import zipfile
 from pathlib import Path
 
-from ..errors import GraderError
+from ..inkernel.errors import GraderError
 from ..isolation.watchdog import Admission, Finished, Job, JobState, Prepare, Runner
 from ..results import Outcome
 from ..settings import Limits

@@ -12,11 +12,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..autograder import AutograderError
+from ..inkernel.text import cap, plain_text
 from ..owned import private_folder
 from ..results import Outcome
+from ..scoring.autograder import AutograderError
 from ..submission import files
-from ..text import cap, plain_text
 from .unpack import MAX_METADATA, METADATA, hash_into, unpack_export
 
 MAX_FIELD = 200  # a name, SID or email from the export

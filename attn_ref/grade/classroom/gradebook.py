@@ -19,11 +19,11 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..checks_json import Checks
+from ..inkernel.text import plain_text
+from ..inkernel.wire import Status
 from ..owned import open_private, private_folder, write_private
 from ..results import CONTENT_HASH, Outcome, max_points, outcome, recorded_hash, unit_name
-from ..scoring.checks import Checks
-from ..text import plain_text
-from ..wire import Status
 from .discover import Submission
 from .mistakes import write_mistakes
 from .spreadsheet import write_csv

@@ -26,10 +26,10 @@ from pathlib import Path
 import numpy as np
 
 from .. import submission as submission_files
+from ..checks_json import FunctionUnit, Unit
+from ..inkernel.text import plain_lines
+from ..inkernel.wire import Status
 from ..owned import write_private
-from ..scoring.checks import FunctionUnit, Unit
-from ..text import plain_lines
-from ..wire import Status
 from . import mistakes
 
 THRESHOLD = 0.75  # the share of a submission's tokens found in another's

@@ -26,8 +26,8 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from ..inkernel.text import plain_text
 from ..owned import write_private
-from ..text import plain_text
 
 Cell = str | int | float | None
 FORMULA_STARTS = ("=", "+", "-", "@")  # and their other Unicode forms (NFKC), and any leading blank or control

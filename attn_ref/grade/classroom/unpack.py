@@ -24,8 +24,8 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from ..autograder import AutograderError
 from ..owned import FILE_MODE, private_folder, write_private
+from ..scoring.autograder import AutograderError
 from ..submission import MAX_FOLDER_ENTRIES, MAX_NOTEBOOK
 
 METADATA = "submission_metadata.yml"

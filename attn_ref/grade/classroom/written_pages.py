@@ -1,7 +1,7 @@
 """The written ("explain") answers of a class for grading by hand: one HTML page per question (student text
 escaped, never rendered) and a score sheet, written/scores.csv, that TAs fill and the next run merges.
 
-Answers are found where students put them (attn_ref/written.py): between a question's prompt and the next
+Answers are found where students put them (attn_ref/portable/written.py): between a question's prompt and the next
 question, Markdown and code comments, and flagged when typed into the prompt cell.
 """
 
@@ -12,10 +12,10 @@ import html
 from collections import Counter
 from pathlib import Path
 
-from ...written import written_answers
+from ...portable.written import written_answers
 from .. import submission as submission_files
+from ..inkernel.text import plain_lines
 from ..owned import private_folder, write_private
-from ..text import plain_lines
 from .spreadsheet import safe_cell, write_csv
 
 SHEET = "scores.csv"

@@ -16,9 +16,9 @@ import weakref
 
 import numpy as np
 
-from ...typerules import describe  # sent with the harness
-from ..text import cap  # sent with the harness
-from ..wire import MAX_OUTPUTS, PROTOCOL, SAVED_AS  # sent with the harness
+from ...portable.typerules import describe  # sent with the harness
+from .text import cap  # sent with the harness
+from .wire import MAX_OUTPUTS, PROTOCOL, SAVED_AS  # sent with the harness
 
 MATMULS = {"matmul", "__matmul__", "__rmatmul__", "mm", "bmm", "linear", "einsum", "tensordot", "inner", "dot", "addmm",
            "baddbmm", "matmul_"}

@@ -23,12 +23,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from .launch_image import Unavailable, ask
+from ..student_python import BOUNDS, IMAGE_SERVER
+from ..student_python.launch_image import Unavailable, ask
 from .safeio import make_private_dir
 from .sandbox import SandboxPlan, kernel_env
 
-SERVER = (Path(__file__).with_name("image_server.py")).read_text()
-BOUNDS = Path(__file__).with_name("launch_bounds.py")  # loaded by the image: each child sets launch.py's bounds
+SERVER = IMAGE_SERVER.read_text()
+# BOUNDS (student_python/launch_bounds.py) is loaded by the image: each child sets launch.py's bounds
 READY_TIMEOUT = 120.0
 
 

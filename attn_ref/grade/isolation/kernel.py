@@ -25,10 +25,10 @@ import zmq
 from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 
-from ..errors import GraderError
+from ..inkernel.errors import GraderError
+from ..inkernel.text import cap
+from ..inkernel.wire import Status
 from ..settings import KERNEL_START_TIMEOUT
-from ..text import cap
-from ..wire import Status
 from .safeio import is_kernel_socket, lock_dir, make_private_dir, remove_tree
 from .sandbox import Jail, kernel_argv, write_launcher_files
 

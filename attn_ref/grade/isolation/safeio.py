@@ -15,7 +15,7 @@ import stat
 import subprocess
 from pathlib import Path
 
-from ..errors import GraderError
+from ..inkernel.errors import GraderError
 
 REPLY_LIMIT = 64 << 20  # no single reply file is larger than this
 

@@ -28,12 +28,11 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..errors import GraderError
+from ..inkernel.errors import GraderError
+from ..student_python import BOUNDS, LAUNCHER
 from . import cleanup, resources
 from .safeio import make_kernel_dir, make_private_dir, write_new
 
-LAUNCHER = Path(__file__).with_name("launch.py")
-BOUNDS = Path(__file__).with_name("launch_bounds.py")  # run as a script: the network ban's probe
 PROBE_TIMEOUT = 30
 STUDENT_ENV_ROOT = Path("/opt/attn-ref/student")  # setup.sh's place on Gradescope; `make` uses it as root
 

@@ -28,9 +28,9 @@ from pathlib import Path
 
 import psutil
 
+from ..inkernel.wire import Status
 from ..results import Outcome
 from ..settings import MARGIN, Limits
-from ..wire import Status
 from . import cleanup, resources
 from .image import ImageError, KernelImage
 from .safeio import remove_tree

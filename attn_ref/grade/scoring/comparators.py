@@ -20,11 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ... import typerules
-from ..errors import GraderError
+from ...portable import typerules
+from ..checks_json import FunctionUnit, Probe
+from ..inkernel.errors import GraderError
+from ..inkernel.wire import SAVED_AS, CallReply, Output
 from ..isolation.safeio import UnsafeReply, read_reply
-from ..wire import SAVED_AS, CallReply, Output
-from .checks import FunctionUnit, Probe
 
 FLOAT_RTOL = 5e-3  # practice: three significant figures pass
 CLOSE_RTOL = 0.05  # a miss this small is likely rounding, and the message says so; a bigger one is the formula

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..autograder import Autograder
+from ..checks_json import Checks
 from ..session import NotebookSession
 from ..settings import Limits
-from .checks import Checks
+from .autograder import Autograder
 from .mistakes import MistakeRunner
 from .static import Analysis
 

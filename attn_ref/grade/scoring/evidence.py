@@ -20,9 +20,9 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from ..autograder import Autograder
+from ..checks_json import FunctionUnit, Probe
 from . import comparators as scoring
-from .checks import FunctionUnit, Probe
+from .autograder import Autograder
 from .inputs import Input, generate, probe_rng, reference_outputs
 
 VALUE_CHECKS = ("matches_reference", "precision_kept")  # comparators that compare values with the reference

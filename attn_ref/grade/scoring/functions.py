@@ -9,14 +9,15 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .. import withheld
+from ..checks_json import FunctionUnit, Probe
+from ..inkernel.text import cap
+from ..inkernel.wire import PROTOCOL, MalformedReply, Status, parse_call_reply
 from ..isolation.safeio import UnsafeReply
 from ..results import entry, unit_name
 from ..session import BudgetExhausted
-from ..text import cap
-from ..wire import PROTOCOL, MalformedReply, Status, parse_call_reply
 from . import comparators as scoring
-from . import evidence, mistakes, withheld
-from .checks import FunctionUnit, Probe
+from . import evidence, mistakes
 from .context import REFERENCE_MESSAGE, GradingContext, UnitResults
 from .inputs import Input, generate, probe_rng, reference_outputs
 

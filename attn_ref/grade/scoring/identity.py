@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from ...variants import MAX_IDENTITY, normalized_identity
-from ..text import encodable, plain_text
+from ...portable.variants import MAX_IDENTITY, normalized_identity
+from ..inkernel.text import encodable, plain_text
 
 IDENTITY_VARIABLE = "GRADESCOPE_ID"  # what the notebook's identity cell assigns (attn_ref/release/cells/identity.py)
 

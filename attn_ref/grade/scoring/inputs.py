@@ -1,6 +1,6 @@
 """Probe inputs, generated on the trusted side from a seed, and the reference's answers to them.
 
-Each argument's spec names one generator of GENERATORS (the schema is in attn_ref/grade/scoring/checks.py). The seed
+Each argument's spec names one generator of GENERATORS (the schema is in attn_ref/grade/checks_json.py). The seed
 is a hash of the submission's code and the autograder's seed key: a regrade of the same submission gets
 the same inputs and score, different submissions get different inputs, and a grader edit that leaves
 the probes alone does not change them.
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import GENERATOR_NAMES, Probe
+from ..checks_json import GENERATOR_NAMES, Probe
 
 
 def seed_for(code_cells: list[str], seed_key: str) -> int:

@@ -18,12 +18,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ..checks_json import FunctionUnit, Probe
 from ..isolation.image import HelperProcess, ImageError
+from ..student_python import MISTAKES_RUNNER
 from . import comparators as scoring
-from .checks import FunctionUnit, Probe
 from .inputs import Input
 
-RUNNER = Path(__file__).with_name("mistakes_runner.py")
+RUNNER = MISTAKES_RUNNER
 REPLY_TIMEOUT = 60.0  # seconds for one probe's mutants (the first also imports torch)
 
 

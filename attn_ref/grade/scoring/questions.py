@@ -6,11 +6,11 @@ notebook's declaration and the platform's submitters. A visible 0-point line say
 
 from __future__ import annotations
 
-from ...variants import combinations, variant_index
+from ...portable.variants import combinations, variant_index
+from ..inkernel.text import plain_text
+from ..inkernel.wire import parse_values
 from ..results import TEXT, entry
 from ..session import BudgetExhausted
-from ..text import plain_text
-from ..wire import parse_values
 from . import comparators as scoring
 from .context import REFERENCE_MESSAGE, GradingContext, UnitResults
 from .identity import IDENTITY_VARIABLE, GradedIdentity, choose, declared_identity, explained

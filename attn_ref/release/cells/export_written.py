@@ -6,7 +6,7 @@ the zip is still made.
 attn-ref build wrote this file beside the notebook: keep the two in one folder. Nothing here is graded.
 """
 
-# attn_ref/written.py (written_answers, answers_pdf) is written in here when the notebook is built
+# attn_ref/portable/written.py (written_answers, answers_pdf) is written in here when the notebook is built
 
 QUESTIONS = []  # (question, prompt) of every written part, written in when the notebook is built
 TITLE = ""
@@ -18,7 +18,7 @@ def export(grader, **arguments):
     files = list(arguments.pop("files", None) or [])
     try:
         # otter's own way to the notebook's path: the name the first cell gave otter.Notebook
-        pdf = answers_pdf(grader._resolve_nb_path(None), QUESTIONS, PDF, TITLE)  # noqa: F821 - from attn_ref/written.py
+        pdf = answers_pdf(grader._resolve_nb_path(None), QUESTIONS, PDF, TITLE)  # noqa: F821 - from attn_ref/portable/written.py
     except Exception as error:  # never silent, never in the way of the zip
         print(f"{PDF} could NOT be made ({type(error).__name__}: {error}). The zip is still made; tell your TA.")
     else:

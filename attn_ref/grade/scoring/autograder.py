@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
-from .errors import GraderError
-from .scoring import comparators as scoring
-from .scoring import inputs
-from .scoring.checks import Checks, FunctionUnit, InvalidChecks, Unit, read_checks, typed_checks
+from ..checks_json import Checks, FunctionUnit, InvalidChecks, Unit, read_checks, typed_checks
+from ..inkernel.errors import GraderError
+from . import comparators as scoring
+from . import inputs
 
 CHECKS_FILE = "checks.json"
 

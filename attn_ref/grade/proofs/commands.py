@@ -17,8 +17,8 @@ def _probe_mutants(args) -> int:
 
 
 def _probe_evidence(args) -> int:
-    from .autograder import load_autograder
-    from .scoring.evidence import CHECK_SEEDS, tasks_without_evidence
+    from ..scoring.autograder import load_autograder
+    from ..scoring.evidence import CHECK_SEEDS, tasks_without_evidence
 
     missing = tasks_without_evidence(load_autograder(args.autograder), CHECK_SEEDS)
     Path(args.out).write_text(json.dumps({"seeds": len(CHECK_SEEDS), "missing": missing}))

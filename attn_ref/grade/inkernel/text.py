@@ -16,7 +16,7 @@ the trusted side on everything a kernel or a submission file says.
 
 import re
 
-from ..typerules import MAX_TEXT  # sent with the harness
+from ...portable.typerules import MAX_TEXT  # sent with the harness
 
 # Unicode's categories Cc (controls), Cf (format), Zl and Zp (line and paragraph separators) and Cs (surrogates),
 # and its Default_Ignorable_Code_Point characters (drawn as nothing: the Hangul fillers, the combining grapheme

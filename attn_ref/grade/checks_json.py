@@ -18,7 +18,7 @@ references). The builder writes it (``attn_ref/release/checks.py``). Standard li
     question UNIT = {"kind": "question", "name", "title", "starter", "answers": [{"name", "kind": "int" | "float" | "bool" | "choice" |
                       "int_dict", "points", "expected", "letters", "mistakes": [[value, description]] (optional)}],
                      "variants": {"parameters": [[name, [number, ...]]], "defaults": {name: number},   # (optional)
-                                  "expected": [[EXPECTED per answer], ...]}}  # one per combination (attn_ref/variants.py)
+                                  "expected": [[EXPECTED per answer], ...]}}  # one per combination (attn_ref/portable/variants.py)
     with "variant_key": TEXT at the top level when a unit has variants (per course and term: which identity
     gets which variant).
     function UNIT = {"kind": "function", "name", "title", "starter", "function", "framework": "numpy" | "torch", "reference": "module:function",
@@ -46,7 +46,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
-from ..errors import GraderError
+from .inkernel.errors import GraderError
 
 CHECKS_FORMAT = 2  # 2: each unit says its kind (an assignment may mix questions and functions)
 # The student notebook's export cell (builder -> grader): `from export_written import export`, then
@@ -354,7 +354,7 @@ class Checks:
     seed_key: str = ""
     references: Mapping = field(default_factory=_empty)  # module -> None (attn_ref's own) | "references/<file>.py"
     helpers: str = ""  # the setup and solution code the mistakes' mutants call (mistakes.py)
-    variant_key: str = ""  # which identity gets which variant (attn_ref/variants.py)
+    variant_key: str = ""  # which identity gets which variant (attn_ref/portable/variants.py)
 
     def unit(self, name: str) -> Unit:
         return next(u for u in self.units if u.name == name)

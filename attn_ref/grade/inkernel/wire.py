@@ -2,7 +2,7 @@
 
 Standard library only: this file's source is sent into the kernel with the harness (see
 ``session.KERNEL_MODULES``; the student environment has no attn_ref), and the grader parses every reply
-with it. The checks the grader reads from the autograder zip are another format (``scoring/checks.py``).
+with it. The checks the grader reads from the autograder zip are another format (``attn_ref/grade/checks_json.py``).
 
 **A call** (grader -> kernel, ``call.json`` in a folder the kernel can only read)::
 
@@ -43,7 +43,7 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from ..typerules import MAX_DIGITS, MAX_TEXT  # sent with the harness
+from ...portable.typerules import MAX_DIGITS, MAX_TEXT  # sent with the harness
 from .errors import GraderError  # sent with the harness
 from .text import cap  # sent with the harness
 

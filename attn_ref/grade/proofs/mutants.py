@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import time
 
-from . import stubs, submission
-from .core import prepare, running
-from .isolation.sandbox import Jail, SandboxPlan
-from .isolation.watchdog import run_alone
-from .scoring.checks import FunctionUnit
-from .scoring.context import GradingContext
-from .scoring.functions import grade_task
-from .settings import Limits
-from .wire import Status
+from .. import submission
+from ..checks_json import FunctionUnit
+from ..core import prepare, running
+from ..inkernel.wire import Status
+from ..isolation.sandbox import Jail, SandboxPlan
+from ..isolation.watchdog import run_alone
+from ..scoring.context import GradingContext
+from ..scoring.functions import grade_task
+from ..settings import Limits
+from . import stubs
 
 
 def _verdict(gradings: list[tuple[dict, dict]], says: str = "") -> dict:

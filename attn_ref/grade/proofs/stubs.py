@@ -13,7 +13,7 @@ import ast
 
 import numpy as np
 
-from .scoring.checks import FunctionUnit, Probe
+from ..checks_json import FunctionUnit, Probe
 
 KINDS = {
     "zeros": "zeros of the reference's shapes, dtype and device",

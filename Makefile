@@ -43,7 +43,7 @@ sandbox-tools:
 	  { apt-get install -y -qq bubblewrap >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; }; }; } || \
 	  echo "note: bubblewrap is not installed; kernels run without namespaces (README, Security)"
 
-# Headless Chromium renders report.html and a written page in tests/test_browser.py; where it cannot be
+# Headless Chromium renders report.html and a written page in tests/grade/classroom/test_browser.py; where it cannot be
 # installed (no apt, not root, offline) those tests are skipped, saying why.
 browser-tools:
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \

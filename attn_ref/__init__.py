@@ -3,7 +3,7 @@
 Every number a student must produce is computed here and every hidden check compares student code
 against these functions. The package knows nothing of notebooks or grading.
 
-Conventions (stated once, tested in tests/test_conventions.py):
+Conventions (stated once, tested in tests/reference/test_conventions.py):
 
 * Arrays: every function takes NumPy arrays or torch tensors and returns the same kind, with the
   inputs' dtype and device. Inputs are never written to. ``import attn_ref`` and its NumPy path never

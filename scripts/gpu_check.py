@@ -72,7 +72,7 @@ def main() -> int:
     device = torch.cuda.get_device_name(0) if cuda else "none"
     print(f"python {sys.version.split()[0]}, torch {torch.__version__}, CUDA device: {device}")
     start = time.perf_counter()
-    tests = ["tests/test_reference.py", "tests/test_conventions.py", "tests/test_properties.py", "tests/test_cuda.py"]
+    tests = ["tests/reference/test_reference.py", "tests/reference/test_conventions.py", "tests/reference/test_properties.py", "tests/reference/test_cuda.py"]
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests], cwd=REPO)
     print(f"reference tests: exit {done.returncode} ({time.perf_counter() - start:.0f} s)\n")
     failures = int(done.returncode != 0)

@@ -10,7 +10,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))  # loop_reference, course_units
+TESTS = Path(__file__).parent  # tests/: its helpers (loop_reference, course_units, hostile), fixtures and corpora
+REPO = TESTS.parent
+sys.path.insert(0, str(TESTS))
+pytest_plugins = ["hostile"]  # the attacks' modes (local, gradescope, as_user) as fixtures
 
 
 @pytest.fixture(scope="session")

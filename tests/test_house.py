@@ -147,3 +147,20 @@ def test_what_the_kernel_is_sent_is_every_module_the_harness_needs():
                 assert target in KERNEL_MODULES[:index], f"{module} imports {target}, which is not sent before it"
                 assert lines[node.end_lineno - 1].endswith(SENT_WITH_HARNESS), f"{module}: {target} is not marked"
         assert room(module) in ("attn_ref.grade.inkernel", "attn_ref.portable"), f"{module} runs in the kernel"
+
+
+TESTS = Path(__file__).resolve().parent
+TEST_ROOMS = {"reference", "portable", "release", "end_to_end"}  # beside tests/grade/<room>/, one per room of the grader
+
+
+def test_the_tests_mirror_the_rooms():
+    """A test lives in the folder of the room it tests (tests/grade/<room>/ for the grader's), or in end_to_end/."""
+    grader_rooms = {p.name for p in (PACKAGE / "grade").iterdir() if (p / "__init__.py").exists()}
+    misplaced = []
+    for path in TESTS.rglob("test_*.py"):
+        folder = path.parent.relative_to(TESTS).parts
+        ok = (folder == () and path.name == "test_house.py" or len(folder) == 1 and folder[0] in TEST_ROOMS
+              or len(folder) == 2 and folder[0] == "grade" and folder[1] in grader_rooms)
+        if not ok:
+            misplaced.append(str(path.relative_to(TESTS)))
+    assert not misplaced, f"tests outside a room's folder: {misplaced}"

@@ -14,7 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from course_units import N_SETS, bug_set
-from test_adversarial import FAST, IGNORES_INTERRUPTS, ROOT_ONLY, appended, attack, notebook, replaced, with_function
+from hostile import FAST, IGNORES_INTERRUPTS, ROOT_ONLY, appended, attack, notebook, replaced, with_function
 
 from attn_ref.grade import grade
 from attn_ref.grade.classroom.batch import grade_batch

@@ -7,7 +7,8 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
-from test_grading import _autograder_layout, _run_autograder, _zip
+from conftest import TESTS
+from gradescope_layout import autograder_layout, run_autograder, zip_of
 
 from attn_ref.grade import grade
 from attn_ref.grade.classroom.batch import grade_batch
@@ -96,13 +97,13 @@ def _q_parameters(name):
 
 def test_gradescope_layout_reads_the_submitters_from_submission_metadata(release, tmp_path):
     out, _ = release
-    root = _autograder_layout(tmp_path, _zip(out, "practice"))
+    root = autograder_layout(tmp_path, zip_of(out, "practice"))
     shutil.copy(_as(release, ANA, tmp_path, "ana"), root / "submission" / "practice.ipynb")
     (root / "submission_metadata.json").write_text(json.dumps({"users": [{"email": BEN, "sid": "2", "name": "Ben"}]}))
-    copied = _run_autograder(root)
+    copied = run_autograder(root)
     assert copied["score"] < 23 and copied["extra_data"]["variant"]["graded_as"] == BEN
     (root / "submission_metadata.json").write_text(json.dumps({"users": [{"email": ANA, "sid": "1", "name": "Ana"}]}))
-    assert _run_autograder(root)["score"] == 23
+    assert run_autograder(root)["score"] == 23
 
 
 @pytest.mark.slow
@@ -143,7 +144,7 @@ def test_a_cluster_worker_grades_against_the_submitters_it_is_sent(release, tmp_
     assert own["score"] == 23 and own["extra_data"]["variant"]["basis"] == "declared"
 
 
-FIXTURE = Path(__file__).parent / "fixtures" / "stats_course"
+FIXTURE = TESTS / "fixtures" / "stats_course"
 VARIED_MEAN = '''from attn_ref.release.units import Answer, Parameter, Question
 
 

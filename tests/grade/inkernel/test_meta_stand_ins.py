@@ -18,11 +18,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import REPO
 from course_units import assignment
 
 from attn_ref.grade.inkernel import harness
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 LAB = {t.name: t for t in assignment("lab").units if getattr(t, "framework", None) == "torch"}
 META_TASKS = {name: task for name, task in LAB.items() if any(p.device == "meta" for p in task.probes)}
 
@@ -153,7 +154,7 @@ def test_the_solutions_meta_probes_never_import_torchs_compiler():
     torch._dynamo or sympy (about a CPU-second on the first meta kernel otherwise)."""
     script = f"""
 import math, sys, numpy as np, torch
-sys.path.insert(0, {str(ROOT / "tests")!r})
+sys.path[:0] = [{str(Path(__file__).parent)!r}, {str(ROOT / 'tests')!r}]  # this file, and conftest beside the tests
 from test_meta_stand_ins import META_TASKS, _meta_args, _namespace
 from attn_ref.grade.inkernel import harness
 ns = _namespace()

@@ -3,7 +3,7 @@ spreadsheet cell that cannot start a formula, a Canvas row that belongs to exact
 unpacked with bounds, results that are their submission's own, and no key left for the next kernel.
 
 The attacks of a whole class, run as root through the command line (what the grader writes on disk, who can
-read it, and every output at once), are in test_adversarial.py ("a TA as root").
+read it, and every output at once), are in tests/end_to_end/test_root_batch.py.
 """
 
 from __future__ import annotations

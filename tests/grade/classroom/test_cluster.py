@@ -197,7 +197,7 @@ def test_a_scheduler_without_tls_is_refused_where_kernels_share_the_network():
 
 def test_a_local_cluster_speaks_only_tls():
     """Its certificate is made for this run and kept in memory: a kernel that finds its ports gets nothing run
-    (tested by the attack itself in test_adversarial.py)."""
+    (tested by the attack itself in tests/end_to_end/test_root_batch.py)."""
     from attn_ref.grade.classroom.batch import _close
     from attn_ref.grade.classroom.cluster import connect
 

@@ -11,13 +11,13 @@ import ast
 from pathlib import Path
 
 import pytest
-from conftest import edit_notebook
+from conftest import TESTS, edit_notebook
 from course_units import N_SETS, bug_set
 
 from attn_ref.grade.proofs.seeds import grade_under_seeds
 
 SEEDS = list(range(1, 21))
-CORPUS = Path(__file__).parent / "corpus" / "correct"
+CORPUS = TESTS / "corpus" / "correct"
 FUNCTIONS = {"c1": "softmax", "c2": "additive_attention", "c3": "scaled_dot_product_attention", "c4": "causal_mask",
              "c5": "self_attention", "c6": "decode_with_kv_cache", "c7": "sliding_window_mask", "c8": "rnn_gradient_norm"}
 

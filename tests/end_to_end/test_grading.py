@@ -1,35 +1,26 @@
 """One-way grading, end to end: the solution scores full, the blank 0, each mistake costs its question."""
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 import zipfile
-from pathlib import Path
 
 import nbformat
 import pytest
 from conftest import edit_notebook, max_scores, scores
-from course_units import COURSE, N_SETS, bug_set
-
-ZIP = {name: Path("autograder") / f"{name}-autograder.zip" for name in ("practice", "lab")}
-
-
-def _zip(out, name):
-    return out / ZIP[name]
+from course_units import COURSE, N_SETS, WRONG_PRACTICE, bug_set
+from gradescope_layout import autograder_layout, run_autograder, zip_of
 
 
 @pytest.mark.parametrize("name", ["practice", "lab"])
 def test_solution_full_blank_zero(release, grade_notebook, name):
     out, _ = release
     solution = nbformat.read(str(out / f"solutions/{name}/{name}.ipynb"), as_version=4)
-    results = grade_notebook(solution, _zip(out, name))
+    results = grade_notebook(solution, zip_of(out, name))
     assert results["extra_data"]["status"] == "ok"
     assert scores(results) == max_scores(results), json.dumps(results["tests"], indent=1)
     assert results["score"] == {"practice": 23, "lab": 80}[name]
     blank = nbformat.read(str(out / f"assignments/{name}/{name}.ipynb"), as_version=4)
-    results = grade_notebook(blank, _zip(out, name), "blank.ipynb")
+    results = grade_notebook(blank, zip_of(out, name), "blank.ipynb")
     assert results["score"] == 0, json.dumps(results["tests"], indent=1)
     graded = [t for t in results["tests"] if "written" not in t.get("tags", []) and t["max_score"] > 0]
     assert graded and all("✗" in t["output"] for t in graded)  # (the 0-point line of whose numbers aside)
@@ -39,26 +30,13 @@ def test_solution_full_blank_zero(release, grade_notebook, name):
 
 
 # One wrong variable in every question; each question loses exactly that variable's points.
-WRONG_PRACTICE = {
-    "q1_lstm_sequential_steps =": ("q1_lstm_sequential_steps = 4\nq1_attention_sequential_steps = 1\nq1_choice = 'a'", "q1_choice", 1),
-    "q2_scores =": ("q2_scores = 4096 ** 2\nq2_bytes = q2_scores * 4\nq2_megabytes = q2_bytes / 2 ** 20", "q2_megabytes", 1),
-    "q3_choice =": ("q3_choice = 'A'", "q3_choice", 1),
-    "q4_scores_T8 =": ("q4_scores_T8 = 64\nq4_scores_T32 = 1024.0\nq4_ratio = 4", "q4_ratio", 1),
-    "q5_rnn_path =": ("q5_rnn_path = 49\nq5_attention_path = 1\nq5_rnn_product = 0.9 ** 50", "q5_rnn_product", 1),
-    "q6_bahdanau_queries =": ("q6_bahdanau_queries = 'a'\nq6_vaswani_queries = 'A'", "q6_vaswani_queries", 1),
-    "q7_changes_training_cost =": ("q7_changes_training_cost = 0", "q7_changes_training_cost", 1),
-    "q8_product_39 =": ("q8_product_39 = 0.017  # the note's rounding", "q8_product_39", 1),
-    "q9_scores =": ("q9_scores = {'32': 1024, '512': 262144, '4096': 4096 * 2}", "q9_scores", 1),
-    "q10_rnn_steps =": ("q10_rnn_steps = 4\nq10_attention_path = 1\nq10_scores = 16", "q10_rnn_steps", 1),
-    "q11_bytes =": ("q11_bytes = 8 * 12 * 12 * 4096 ** 2 * 4\nq11_bytes_bf16 = q11_bytes", "q11_bytes_bf16", 1),
-}
 
 
 def test_one_wrong_answer_per_question_loses_exactly_its_points(release, grade_notebook):
     out, _ = release
     replace = {marker: source for marker, (source, _, _) in WRONG_PRACTICE.items()}
     nb = edit_notebook(out / "solutions/practice/practice.ipynb", replace)
-    results = grade_notebook(nb, _zip(out, "practice"))
+    results = grade_notebook(nb, zip_of(out, "practice"))
     got, full = scores(results), max_scores(results)
     for marker, (_, variable, points) in WRONG_PRACTICE.items():
         question = variable.split("_")[0]
@@ -78,7 +56,7 @@ def test_buggy_implementations_lose_points_on_their_task(release, grade_notebook
     out, _ = release
     bugs = bug_set(k)
     nb = edit_notebook(out / "solutions/lab/lab.ipynb", {marker: source for _, marker, source, _ in bugs.values()})
-    results = grade_notebook(nb, _zip(out, "lab"))
+    results = grade_notebook(nb, zip_of(out, "lab"))
     got, full = scores(results), max_scores(results)
     outputs = {t["name"].split(":")[0]: t["output"] for t in results["tests"]}
     for task, (label, _, _, probe) in bugs.items():
@@ -94,7 +72,7 @@ def test_a_failed_probe_that_matches_a_mutant_names_the_mistake(release, grade_n
     nb = edit_notebook(out / "solutions/lab/lab.ipynb", {
         "def scaled_dot_product_attention(": (COURSE / "lab/c3/mutants/scales_by_d_instead_of_sqrt_d.py").read_text(),
         "def rnn_gradient_norm(": (COURSE / "lab/c8/mutants/the_signed_gradient.py").read_text()})
-    results = grade_notebook(nb, _zip(out, "lab"))
+    results = grade_notebook(nb, zip_of(out, "lab"))
     outputs = {t["name"].split(":")[0]: t["output"] for t in results["tests"]}
     c3 = [line for line in outputs["c3"].splitlines() if line.startswith("✗ no mask")]
     assert c3 and c3[0].endswith("this matches a known mistake: scales by d instead of sqrt(d)")
@@ -106,29 +84,13 @@ def test_a_failed_probe_that_matches_a_mutant_names_the_mistake(release, grade_n
     assert all(p.get("mistake") is None for p in results["extra_data"]["probes"] if p["passed"])
 
 
-def _autograder_layout(tmp_path: Path, zip_path: Path) -> Path:
-    root = tmp_path / "autograder"
-    for folder in ("source", "submission", "results"):
-        (root / folder).mkdir(parents=True)
-    with zipfile.ZipFile(zip_path) as archive:
-        archive.extractall(root / "source")
-    return root
-
-
-def _run_autograder(root: Path) -> dict:
-    env = dict(os.environ, AUTOGRADER_ROOT=str(root), AUTOGRADER_PYTHON=sys.executable, PYTHONPATH="")
-    done = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    return json.loads((root / "results" / "results.json").read_text())
-
-
 @pytest.mark.parametrize("name", ["practice", "lab"])
 def test_run_autograder_in_a_gradescope_layout(release, tmp_path, name):
     """The zip's own run_autograder, with /autograder simulated and this environment as setup.sh's."""
     out, _ = release
-    root = _autograder_layout(tmp_path, _zip(out, name))
+    root = autograder_layout(tmp_path, zip_of(out, name))
     shutil.copy(out / f"solutions/{name}/{name}.ipynb", root / "submission" / f"{name}.ipynb")
-    results = _run_autograder(root)
+    results = run_autograder(root)
     assert results["score"] == {"practice": 23, "lab": 80}[name]
     assert {"tests", "execution_time", "extra_data", "output"} <= set(results)
     assert results["extra_data"]["autograder_version"]
@@ -139,13 +101,13 @@ def test_run_autograder_in_a_gradescope_layout(release, tmp_path, name):
 def test_run_autograder_grades_an_export_zip_and_ignores_otter_log(release, tmp_path):
     """grader.export() makes a zip with the notebook; a crafted .OTTER_LOG beside it is never read."""
     out, _ = release
-    root = _autograder_layout(tmp_path, _zip(out, "practice"))
+    root = autograder_layout(tmp_path, zip_of(out, "practice"))
     export = root / "submission" / "practice_2026_11_29T10_00_00.zip"
     with zipfile.ZipFile(export, "w") as archive:
         archive.write(out / "assignments/practice/practice.ipynb", "practice.ipynb")  # blank answers
         archive.writestr(".OTTER_LOG", b"\x80\x04 not a pickle the grader will ever load")
     (root / "submission" / ".OTTER_LOG").write_bytes(b"\x80\x04crafted")
-    results = _run_autograder(root)
+    results = run_autograder(root)
     assert results["score"] == 0 and results["extra_data"]["status"] == "ok"
 
 
@@ -164,7 +126,7 @@ def test_unreadable_submissions_score_zero_with_a_reason(release, tmp_path, setu
     folder = tmp_path / "submission"
     folder.mkdir()
     setup(folder)
-    results = grade(folder, _zip(out, "practice"), out_dir=tmp_path)
+    results = grade(folder, zip_of(out, "practice"), out_dir=tmp_path)
     assert results["score"] == 0 and reason in results["output"]
     assert results["extra_data"]["status"].startswith("error:")
     assert json.loads((tmp_path / "results" / "submission.json").read_text()) == results
@@ -177,13 +139,13 @@ def test_wrong_assignment_name_and_other_kernel(release, tmp_path):
     nb = nbformat.read(str(out / "solutions/practice/practice.ipynb"), as_version=4)
     nb.metadata["otter"]["assignment_name"] = "lab"
     nbformat.write(nb, str(tmp_path / "renamed.ipynb"))
-    results = grade(tmp_path / "renamed.ipynb", _zip(out, "practice"), out_dir=tmp_path)
+    results = grade(tmp_path / "renamed.ipynb", zip_of(out, "practice"), out_dir=tmp_path)
     assert results["score"] == 0 and "for the assignment 'lab'" in results["output"]
 
     nb.metadata["otter"]["assignment_name"] = "practice"
     nb.metadata["kernelspec"]["name"] = "conda-env-week3-py"
     nbformat.write(nb, str(tmp_path / "kernel.ipynb"))
-    results = grade(tmp_path / "kernel.ipynb", _zip(out, "practice"), out_dir=tmp_path)
+    results = grade(tmp_path / "kernel.ipynb", zip_of(out, "practice"), out_dir=tmp_path)
     assert results["score"] == 23
     assert any("conda-env-week3-py" in w for w in results["extra_data"]["warnings"])
 
@@ -206,6 +168,6 @@ def test_regrading_the_same_submission_gives_the_same_seed_and_score(release, gr
     out, _ = release
     bugs = bug_set(0)
     nb = edit_notebook(out / "solutions/lab/lab.ipynb", {m: s for _, m, s, _ in bugs.values()})
-    first, second = grade_notebook(nb, _zip(out, "lab")), grade_notebook(nb, _zip(out, "lab"))
+    first, second = grade_notebook(nb, zip_of(out, "lab")), grade_notebook(nb, zip_of(out, "lab"))
     assert first["extra_data"]["seed"] == second["extra_data"]["seed"]
     assert first["tests"] == second["tests"]

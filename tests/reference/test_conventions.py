@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from conftest import REPO
 
 import attn_ref
 
@@ -103,7 +104,7 @@ def test_the_command_line_builds_without_the_release_builder():
     code = ("import sys; sys.modules['attn_ref.release'] = None\n"
             "from attn_ref.cli import build_parser\n"
             "build_parser().parse_args(['grade', 'x.ipynb', '--autograder', 'z.zip'])")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parents[1])
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert done.returncode == 0, done.stderr[-2000:]
 
 
@@ -137,6 +138,6 @@ def test_the_authoring_reference_names_every_generator_and_comparator():
     from attn_ref.grade.scoring.comparators import CHECKS
     from attn_ref.grade.scoring.inputs import GENERATORS
 
-    doc = (Path(__file__).parents[1] / "docs" / "authoring.md").read_text()
+    doc = (REPO / "docs" / "authoring.md").read_text()
     missing = [name for name in (*CHECKS, *GENERATORS) if f"`{name}" not in doc and f"\"{name}\"" not in doc]
     assert not missing, f"docs/authoring.md does not describe {missing}"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import max_scores, scores
+from conftest import REPO, TESTS, max_scores, scores
 from course_units import COURSE
 
 from attn_ref.grade import AutograderError, grade, load_autograder
@@ -23,8 +23,8 @@ from attn_ref.release.build import BuildError, autograder_zip, build
 from attn_ref.release.check import _BundledGrader, _mutant_row, _public_checks, _scoring_stubs, check_release, evidence_row
 from attn_ref.release.course import CourseError, load_course
 
-GOLDEN = Path(__file__).parent / "golden"
-FIXTURE = Path(__file__).parent / "fixtures" / "stats_course"
+GOLDEN = TESTS / "golden"
+FIXTURE = TESTS / "fixtures" / "stats_course"
 
 
 def _cells(nb) -> list:
@@ -338,7 +338,7 @@ def test_a_regrade_with_a_changed_zip_regrades(stats_release, tmp_path):
 
 def test_the_code_passes_its_linter():
     """ruff, with the project's configuration (target Python 3.10: Gradescope's Ubuntu 22.04 image)."""
-    root = Path(__file__).resolve().parents[1]
+    root = REPO
     done = subprocess.run([sys.executable, "-m", "ruff", "check", str(root)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:]
 

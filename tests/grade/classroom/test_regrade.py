@@ -18,7 +18,7 @@ import nbformat
 import pytest
 import yaml
 from conftest import edit_notebook, signed_in
-from test_grading import WRONG_PRACTICE
+from course_units import WRONG_PRACTICE
 
 from attn_ref.grade.classroom.batch import grade_batch
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import REPO
 from course_units import ANSWERS, COURSE, assignment
 
 from attn_ref.release.build import build
@@ -206,7 +207,7 @@ def test_the_lab_states_its_tolerances_briefly_up_front_and_in_full_at_the_end(r
     last = nb.cells[-1]
     assert last.cell_type == "markdown" and last.source.startswith("## Tolerances and special probes, in detail")
     assert "Tolerances and special probes, in detail" in paragraph
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    readme = (REPO / "README.md").read_text()
     assert _tolerance_rows(last.source) == _tolerance_rows(readme)
     for label, (dtype, device) in (("float64, CPU", ("float64", "cpu")), ("float32, CPU", ("float32", "cpu")),
                                    ("float32, CUDA (TF32 off)", ("float32", "cuda"))):

@@ -118,25 +118,33 @@ def _probe(probe, where: str, generators, comparators) -> None:
     args = probe.get("args")
     _check(isinstance(args, list), where + ".args", "expected a list")
     for i, pair in enumerate(args):
-        at = f"{where}.args[{i}]"
-        _check(isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and isinstance(pair[1], dict), at,
-               "expected [name, spec]")
-        kinds = [key for key in pair[1] if generators is None or key in generators]
-        _check(len(kinds) == 1 or generators is None, at, f"the spec must name exactly one input generator ({', '.join(sorted(generators or ()))})")
-        for key in (k for k in pair[1] if k in ARRAY_GENERATORS):
-            shape = pair[1][key]
-            _check(isinstance(shape, list) and len(shape) <= 6 and all(
-                (isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_SIZE) or n in dims for n in shape),
-                f"{at}.{key}", f"expected a shape: sizes 0 to {MAX_SIZE}, or names of options.dims")
+        _arg(pair, f"{where}.args[{i}]", generators, dims)
+
+
+def _arg(pair, at: str, generators, dims: dict) -> None:
+    """One [name, spec] of a probe's args: exactly one input generator, its shape in bounds or named in dims."""
+    _check(isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and isinstance(pair[1], dict), at,
+           "expected [name, spec]")
+    kinds = [key for key in pair[1] if generators is None or key in generators]
+    _check(len(kinds) == 1 or generators is None, at, f"the spec must name exactly one input generator ({', '.join(sorted(generators or ()))})")
+    for key in (k for k in pair[1] if k in ARRAY_GENERATORS):
+        shape = pair[1][key]
+        _check(isinstance(shape, list) and len(shape) <= 6 and all(
+            (isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_SIZE) or n in dims for n in shape),
+            f"{at}.{key}", f"expected a shape: sizes 0 to {MAX_SIZE}, or names of options.dims")
+
+
+def _is_parameter(p) -> bool:
+    """[name, [number, ...]]: a parameter of a question's variants."""
+    return (isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) and bool(_NAME.match(p[0])) and isinstance(p[1], list)
+            and bool(p[1]) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in p[1]))
 
 
 def _variants(variants, answers: int, where: str) -> None:
     _check(isinstance(variants, dict), where, "expected an object")
     parameters = variants.get("parameters")
-    _check(isinstance(parameters, list) and bool(parameters) and all(
-        isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) and bool(_NAME.match(p[0])) and isinstance(p[1], list)
-        and bool(p[1]) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in p[1]) for p in parameters),
-        where + ".parameters", "expected [[name, [number, ...]], ...]")
+    _check(isinstance(parameters, list) and bool(parameters) and all(map(_is_parameter, parameters)),
+           where + ".parameters", "expected [[name, [number, ...]], ...]")
     count = 1
     for _, values in parameters:
         count *= len(values)
@@ -199,6 +207,17 @@ def _unit(unit, where: str, generators, comparators) -> None:
         _probe(probe, f"{where}.probes[{i}]", generators, comparators)
 
 
+def _units_together(units: list) -> None:
+    """What holds between units: distinct names, and each function built only on earlier functions."""
+    names = [u["name"] for u in units]
+    _check(len(set(names)) == len(names), "units", "two units share a name")
+    functions = [u["name"] for u in units if u["kind"] == "function"]
+    for unit in (u for u in units if u["kind"] == "function"):
+        for earlier in unit["builds_on"]:
+            _check(earlier in functions[: functions.index(unit["name"])], f"units.{unit['name']}.builds_on",
+                   f"{earlier!r} is not an earlier function unit")
+
+
 def validate_checks(checks, generators=None, comparators=None) -> dict:
     """checks.json as read: InvalidChecks names the first field that is wrong. ``generators`` and
     ``comparators``: the reader's registries (names a probe may use)."""
@@ -212,13 +231,7 @@ def validate_checks(checks, generators=None, comparators=None) -> dict:
     _check(isinstance(units, list) and bool(units), "units", "expected a list")
     for i, unit in enumerate(units):
         _unit(unit, f"units[{i}]", generators, comparators)
-    names = [u["name"] for u in units]
-    _check(len(set(names)) == len(names), "units", "two units share a name")
-    functions = [u["name"] for u in units if u["kind"] == "function"]
-    for unit in (u for u in units if u["kind"] == "function"):
-        for earlier in unit["builds_on"]:
-            _check(earlier in functions[: functions.index(unit["name"])], f"units.{unit['name']}.builds_on",
-                   f"{earlier!r} is not an earlier function unit")
+    _units_together(units)
     questions = {u["name"] for u in units if u["kind"] == "question"}
     written = checks.get("written", [])
     _check(isinstance(written, list), "written", "expected a list")

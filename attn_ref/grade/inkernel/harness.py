@@ -219,6 +219,43 @@ class _Watch:
             self.derived[result] = set(sources)
 
 
+def _left_to_meta(func, args, kwargs, torch) -> bool:
+    """Whether an op must go to torch's meta kernel: a view, ``out=``, random numbers, an in-place op that does not
+    return its own input, a device other than meta, a tensor off meta, or too many elements to stand in for."""
+    if func.is_view or "out" in kwargs or torch.Tag.nondeterministic_seeded in func.tags:
+        return True
+    if func._schema.is_mutable and not (func._schema.name.endswith("_") and len(func._schema.returns) == 1):
+        return True
+    device = kwargs.get("device")
+    if device is not None and torch.device(device).type != "meta":
+        return True
+    tensors = [v for v in _flat(args, kwargs) if isinstance(v, torch.Tensor)]
+    if not tensors and device is None or any(t.device.type != "meta" for t in tensors):
+        return True
+    return sum(t.numel() for t in tensors) > _STAND_IN_LIMIT
+
+
+def _zeros_laid_out_as(value, stand_ins: dict, torch):
+    """A CPU tensor of zeros with ``value``'s shape, strides and offset (one per tensor: aliases stay aliases)."""
+    if isinstance(value, torch.Tensor):
+        if id(value) not in stand_ins:
+            size = value.storage_offset() + 1 + sum((n - 1) * s for n, s in zip(value.shape, value.stride()) if n)
+            storage = torch.zeros(size if value.numel() else 0, dtype=value.dtype)
+            stand_ins[id(value)] = storage.as_strided(value.shape, value.stride(), value.storage_offset())
+        return stand_ins[id(value)]
+    if isinstance(value, (list, tuple)):
+        return type(value)(_zeros_laid_out_as(v, stand_ins, torch) for v in value)
+    return value
+
+
+def _on_meta(value, torch):
+    if isinstance(value, torch.Tensor):
+        return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device="meta")
+    if isinstance(value, (list, tuple)):
+        return type(value)(_on_meta(v, torch) for v in value)
+    return value
+
+
 def _on_cpu_stand_ins(func, args, kwargs, torch):
     """What an op on meta tensors gives, found by running it on CPU tensors of zeros laid out as they are and
     giving its outputs back as meta tensors of those shapes, strides and dtypes.
@@ -229,54 +266,23 @@ def _on_cpu_stand_ins(func, args, kwargs, torch):
     reads values, makes a view, draws random numbers, writes to ``out=`` or fails on CPU is left to the meta
     kernel, so what it does (the device errors that the meta probes are for) is exactly what it did.
     Returns _MISSING for those."""
-    if func.is_view or "out" in kwargs or torch.Tag.nondeterministic_seeded in func.tags:
-        return _MISSING
-    inplace = func._schema.is_mutable
-    if inplace and not (func._schema.name.endswith("_") and len(func._schema.returns) == 1):
-        return _MISSING
-    device = kwargs.get("device")
-    if device is not None and torch.device(device).type != "meta":
-        return _MISSING
-    tensors = [v for v in _flat(args, kwargs) if isinstance(v, torch.Tensor)]
-    if not tensors and device is None or any(t.device.type != "meta" for t in tensors):
-        return _MISSING
-    if sum(t.numel() for t in tensors) > _STAND_IN_LIMIT:
+    if _left_to_meta(func, args, kwargs, torch):
         return _MISSING
     stand_ins = {}
-
-    def stand_in(value):
-        if isinstance(value, torch.Tensor):
-            if id(value) not in stand_ins:
-                size = value.storage_offset() + 1 + sum((n - 1) * s for n, s in zip(value.shape, value.stride()) if n)
-                storage = torch.zeros(size if value.numel() else 0, dtype=value.dtype)
-                stand_ins[id(value)] = storage.as_strided(value.shape, value.stride(), value.storage_offset())
-            return stand_ins[id(value)]
-        if isinstance(value, (list, tuple)):
-            return type(value)(stand_in(v) for v in value)
-        return value
-
-    cpu_args = [stand_in(a) for a in args]
-    cpu_kwargs = {k: stand_in(v) for k, v in kwargs.items()}
-    if device is not None:
+    cpu_args = [_zeros_laid_out_as(a, stand_ins, torch) for a in args]
+    cpu_kwargs = {k: _zeros_laid_out_as(v, stand_ins, torch) for k, v in kwargs.items()}
+    if kwargs.get("device") is not None:
         cpu_kwargs["device"] = torch.device("cpu")
     try:
         result = func(*cpu_args, **cpu_kwargs)
     except Exception:  # noqa: BLE001 - the meta kernel decides, as it did
         return _MISSING
-    if inplace:
+    if func._schema.is_mutable:
         target = args[0]
         if not isinstance(target, torch.Tensor) or result is not stand_ins.get(id(target)) or result.shape != target.shape:
             return _MISSING
         return target
-
-    def on_meta(value):
-        if isinstance(value, torch.Tensor):
-            return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device="meta")
-        if isinstance(value, (list, tuple)):
-            return type(value)(on_meta(v) for v in value)
-        return value
-
-    return on_meta(result)
+    return _on_meta(result, torch)
 
 
 _STAND_IN_LIMIT = 1 << 22  # elements: beyond, the meta kernel (it allocates nothing)

@@ -189,33 +189,52 @@ def _output(raw, prefix: str) -> Output:
     raise MalformedReply("an output of an unknown kind")
 
 
-def parse_call_reply(data: bytes) -> CallReply:
-    """The validated reply to one call; MalformedReply for anything outside the protocol."""
-    reply = _header(load_json(data))
-    ok = reply.get("ok")
-    _require(isinstance(ok, bool), "the reply does not say whether the call worked")
+def _forbidden_calls(reply: dict) -> tuple[str, ...]:
     forbidden = reply.get("forbidden_called", [])
     _require(isinstance(forbidden, list) and len(forbidden) <= 16 and all(isinstance(f, str) for f in forbidden),
              "the reply's forbidden calls are not a list of names")
-    forbidden = tuple(cap(f, 100) for f in forbidden)
-    if not ok:
-        return CallReply(False, error=cap(reply.get("error")) or "the call failed", forbidden_called=forbidden,
-                         meta_values_read=reply.get("meta_values_read") is True)
+    return tuple(cap(f, 100) for f in forbidden)
+
+
+def _counted(reply: dict) -> tuple[str, int, list]:
+    """What came back: its form, how many values, and the first MAX_OUTPUTS of them (each checked later)."""
     form, count, outputs = reply.get("form"), reply.get("count"), reply.get("outputs")
     _require(form in ("tuple", "list", "single"), "the reply does not say what came back")
     _require(isinstance(outputs, list) and len(outputs) <= MAX_OUTPUTS, "the reply's outputs are not a short list")
     _require(_is_int(count, 0, 1 << 40) and count >= len(outputs) and (form != "single" or count == 1),
              "the reply's count does not match its outputs")
     _require(len(outputs) == min(count, MAX_OUTPUTS), "the reply's count does not match its outputs")
+    return form, count, outputs
+
+
+def _inputs_after(reply: dict) -> tuple[Output, ...] | None:
     inputs = reply.get("inputs_after")
-    if inputs is not None:
-        _require(isinstance(inputs, list) and len(inputs) <= MAX_OUTPUTS, "the reply's inputs are not a short list")
-        inputs = tuple(_output(raw, "in") for raw in inputs)
+    if inputs is None:
+        return None
+    _require(isinstance(inputs, list) and len(inputs) <= MAX_OUTPUTS, "the reply's inputs are not a short list")
+    return tuple(_output(raw, "in") for raw in inputs)
+
+
+def _projected_rows(reply: dict) -> dict | None:
     rows = reply.get("projected_rows")
     if rows is not None:
         _require(isinstance(rows, dict) and len(rows) <= MAX_OUTPUTS
                  and all(isinstance(k, str) and len(k) <= 20 and _is_int(v) for k, v in rows.items()),
                  "the reply's projection counts are not plain counts")
+    return rows
+
+
+def parse_call_reply(data: bytes) -> CallReply:
+    """The validated reply to one call; MalformedReply for anything outside the protocol."""
+    reply = _header(load_json(data))
+    ok = reply.get("ok")
+    _require(isinstance(ok, bool), "the reply does not say whether the call worked")
+    forbidden = _forbidden_calls(reply)
+    if not ok:
+        return CallReply(False, error=cap(reply.get("error")) or "the call failed", forbidden_called=forbidden,
+                         meta_values_read=reply.get("meta_values_read") is True)
+    form, count, outputs = _counted(reply)
+    inputs, rows = _inputs_after(reply), _projected_rows(reply)
     return CallReply(True, form=form, count=count, outputs=tuple(_output(raw, "out") for raw in outputs),
                      inputs_after=inputs, projected_rows=rows, autograd_used=reply.get("autograd_used") is True,
                      forbidden_called=forbidden)

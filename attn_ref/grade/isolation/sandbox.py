@@ -185,31 +185,28 @@ def _bwrap_sizes_tmpfs(bwrap: str) -> bool:
 _PLANS: dict[tuple, SandboxPlan] = {}
 
 
-def resolve(autograder: str | Path | None = None, python: str | None = None, namespaces: str = "auto") -> SandboxPlan:
-    """The plan for this run: the kernel's interpreter (argument, ATTN_REF_KERNEL_PYTHON, the autograder's
-    sandbox.json, the student environment of `make release`), fresh uids as root, and namespaces where
-    the probe shows bubblewrap works (``namespaces``: "auto", "require" or "off"; ATTN_REF_NAMESPACES)."""
-    namespaces = os.environ.get("ATTN_REF_NAMESPACES", namespaces)
-    if namespaces not in ("auto", "require", "off"):
-        raise SandboxError(f"namespaces must be auto, require or off, not {namespaces!r}")
+def _kernel_python(autograder: str | Path | None, python: str | None) -> str:
+    """The kernel's interpreter: the argument, ATTN_REF_KERNEL_PYTHON, the autograder's sandbox.json, or the
+    student environment of `make release`."""
     settings = {}
     if autograder is not None and Path(autograder, "sandbox.json").is_file():
         settings = json.loads(Path(autograder, "sandbox.json").read_text())
     python = python or os.environ.get("ATTN_REF_KERNEL_PYTHON") or settings.get("kernel_python")
-    if not python:
-        found = default_student_python()
-        if found is None:
-            raise SandboxError("no student environment to run submissions in: run `make release` (it creates one), "
-                               "or pass --kernel-python PATH")
-        python = str(found)
-    key = (python, namespaces, os.geteuid())
-    if key in _PLANS:
-        return _PLANS[key]
-    root = os.geteuid() == 0
+    if python:
+        return python
+    found = default_student_python()
+    if found is None:
+        raise SandboxError("no student environment to run submissions in: run `make release` (it creates one), "
+                           "or pass --kernel-python PATH")
+    return str(found)
+
+
+def _probed(python: str, namespaces: str, root: bool) -> tuple[str, str, str | None]:
+    """The interpreter's prefixes and a bubblewrap that works here (None where it does not or is turned off),
+    probed as a fresh uid where the grader is root; what the probes leave behind is ended."""
     cleanup.become_subreaper()  # what the probes leave behind comes back here and is reaped
     before = cleanup.child_pids()
     probe_uid = cleanup.claim_uid() if root else None
-    warnings = []
     try:
         prefix, base = _probe_python(python, probe_uid.uid if probe_uid else None)
         bwrap = shutil.which("bwrap") if namespaces != "off" else None
@@ -221,19 +218,42 @@ def resolve(autograder: str | Path | None = None, python: str | None = None, nam
             probe_uid.release()
         else:
             cleanup.reap_zombies(before)
-    if namespaces == "require" and bwrap is None:
-        raise SandboxError("namespaces were required but bubblewrap does not work here (not installed, or user "
-                           "namespaces are blocked: Docker's seccomp profile, Ubuntu's AppArmor rule, macOS)")
+    return prefix, base, bwrap
+
+
+def _warnings(namespaces: str, bwrap: str | None, root: bool, network_ban: bool) -> list[str]:
+    """What the plan does not stop, said to the TA and written into every result."""
+    warnings = []
     if bwrap is None:
         why = "turned off" if namespaces == "off" else "bubblewrap missing or blocked here"
         warnings.append(f"no namespaces ({why}): the kernel sees this machine's files "
                         + ("as a fresh uid of its own" if root else "and acts AS YOUR USER: unsandboxed"))
-    network_ban = _network_ban_works()  # also where namespaces work: a GPU runner goes without them (for_gpu)
     if bwrap is None and not network_ban:
         warnings.append(_NETWORK_OPEN)
+    return warnings
+
+
+def resolve(autograder: str | Path | None = None, python: str | None = None, namespaces: str = "auto") -> SandboxPlan:
+    """The plan for this run: the kernel's interpreter (argument, ATTN_REF_KERNEL_PYTHON, the autograder's
+    sandbox.json, the student environment of `make release`), fresh uids as root, and namespaces where
+    the probe shows bubblewrap works (``namespaces``: "auto", "require" or "off"; ATTN_REF_NAMESPACES)."""
+    namespaces = os.environ.get("ATTN_REF_NAMESPACES", namespaces)
+    if namespaces not in ("auto", "require", "off"):
+        raise SandboxError(f"namespaces must be auto, require or off, not {namespaces!r}")
+    python = _kernel_python(autograder, python)
+    key = (python, namespaces, os.geteuid())
+    if key in _PLANS:
+        return _PLANS[key]
+    root = os.geteuid() == 0
+    prefix, base, bwrap = _probed(python, namespaces, root)
+    if namespaces == "require" and bwrap is None:
+        raise SandboxError("namespaces were required but bubblewrap does not work here (not installed, or user "
+                           "namespaces are blocked: Docker's seccomp profile, Ubuntu's AppArmor rule, macOS)")
+    network_ban = _network_ban_works()  # also where namespaces work: a GPU runner goes without them (for_gpu)
     mounts = tuple(sorted({str(Path(p).resolve()) for p in (prefix, base)}))
     plan = SandboxPlan(python=python, fresh_uids=root, bwrap=bwrap, mounts=mounts,
-                       tmp_size=bool(bwrap) and _bwrap_sizes_tmpfs(bwrap), warnings=tuple(warnings),
+                       tmp_size=bool(bwrap) and _bwrap_sizes_tmpfs(bwrap),
+                       warnings=tuple(_warnings(namespaces, bwrap, root, network_ban)),
                        cgroups=resources.probe(ResourceLimits().processes), network_ban=network_ban)
     _PLANS[key] = plan
     return plan

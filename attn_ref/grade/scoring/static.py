@@ -134,6 +134,25 @@ def _bound_names(stmt: ast.stmt) -> list[tuple[str, _Binding]]:
     return []
 
 
+def _imported_hits(node: ast.AST, roots: set[str]) -> set[str]:
+    """Families a piece of code imports itself (`from torch.nn.functional import softmax`, attn_ref); the names
+    it binds to torch are added to ``roots``."""
+    hits = set()
+    for sub in ast.walk(node):
+        if not isinstance(sub, (ast.Import, ast.ImportFrom)):
+            continue
+        for alias in sub.names:
+            path = f"{sub.module}.{alias.name}" if isinstance(sub, ast.ImportFrom) else alias.name
+            top = path.split(".")[0]
+            if top == REFERENCE:
+                hits.add("attn_ref")
+            elif top == "torch":
+                family = _family(path.rsplit(".", 1)[-1]) if isinstance(sub, ast.ImportFrom) else None
+                hits |= {family} if family else set()
+                roots.add(alias.asname or alias.name.split(".")[0])
+    return hits
+
+
 class _Module:
     """The notebook's module-level names, and which of them lead to a forbidden thing."""
 
@@ -171,38 +190,19 @@ class _Module:
 
     def direct_hits(self, node: ast.AST, local: set[str]) -> set[str]:
         """Families a piece of code names itself: torch attribute chains and spelled-out lookups."""
-        hits, roots = set(), (self.torch_names - local) | {REFERENCE}
-        for sub in ast.walk(node):  # imports inside the code itself
-            if isinstance(sub, (ast.Import, ast.ImportFrom)):
-                for alias in sub.names:
-                    path = f"{sub.module}.{alias.name}" if isinstance(sub, ast.ImportFrom) else alias.name
-                    top = path.split(".")[0]
-                    if top == REFERENCE:
-                        hits.add("attn_ref")
-                    elif top == "torch":
-                        family = _family(path.rsplit(".", 1)[-1]) if isinstance(sub, ast.ImportFrom) else None
-                        hits |= {family} if family else set()
-                        roots.add(alias.asname or alias.name.split(".")[0])
+        roots = (self.torch_names - local) | {REFERENCE}
+        hits = _imported_hits(node, roots)  # imports inside the code itself (roots grows with their names)
         for sub in ast.walk(node):
-            if isinstance(sub, ast.Attribute):
-                root = _dotted(sub).split(".")[0]
-                if root in roots:
-                    family = _family(sub.attr)
-                    if family:
-                        hits.add(family)
-            elif isinstance(sub, ast.Call):
-                func = _dotted(sub.func).split(".")[-1]
-                if func in LOOKUPS:
-                    for arg in sub.args:
-                        text = _const_str(arg)
-                        family = _family(text) if text else None
-                        if family:
-                            hits.add(family)
+            family = None
+            if isinstance(sub, ast.Attribute) and _dotted(sub).split(".")[0] in roots:
+                family = _family(sub.attr)
+            elif isinstance(sub, ast.Call) and _dotted(sub.func).split(".")[-1] in LOOKUPS:
+                hits |= {f for f in (_family(t) for t in map(_const_str, sub.args) if t) if f}
             elif isinstance(sub, ast.Subscript):
                 text = _const_str(sub.slice)
                 family = _family(text) if text else None
-                if family:
-                    hits.add(family)
+            if family:
+                hits.add(family)
         return hits
 
     def references(self, node: ast.AST, local: set[str]) -> set[str]:
@@ -317,29 +317,28 @@ def _imported_modules(node: ast.Import | ast.ImportFrom) -> set[str]:
     return {n.split(".")[0] for n in names}
 
 
+def _node_flags(node: ast.AST, patched: set[str]) -> set[str]:
+    """What one node of a cell does that a flag names (a patched library, a lying value, the reference)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {why for needle, why in SUSPICIOUS_STRINGS.items() if needle in node.value}
+    if isinstance(node, (ast.Assign, ast.AugAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return {f"replaces {_dotted(t)}" for t in targets if isinstance(t, ast.Attribute) and _dotted(t).split(".")[0] in patched}
+    if isinstance(node, ast.Call) and _dotted(node.func) == "setattr" and node.args:
+        return {f"calls setattr on {_dotted(node.args[0])}"} if _dotted(node.args[0]).split(".")[0] in patched else set()
+    if isinstance(node, ast.FunctionDef) and node.name in ("__eq__", "__float__", "__bool__", "__index__"):
+        return {f"defines {node.name} (a value that may lie about itself)"}
+    if isinstance(node, (ast.Import, ast.ImportFrom)) and REFERENCE in _imported_modules(node):
+        return {"imports attn_ref (the grader's reference)"}
+    return set()
+
+
 def _integrity_flags(per_cell: list[list[ast.Module]], module: _Module) -> list[str]:
     """Plain-language flags, each with the code cell it was found in."""
     flags = []
     patched = PATCHED_MODULES | {name for name, b in module.bindings.items() if b.imported}
     for number, trees in enumerate(per_cell, start=1):
-        found = set()
-        for tree in trees:
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                    found.update(why for needle, why in SUSPICIOUS_STRINGS.items() if needle in node.value)
-                elif isinstance(node, (ast.Assign, ast.AugAssign)):
-                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                    for target in targets:
-                        name = _dotted(target)
-                        if isinstance(target, ast.Attribute) and name.split(".")[0] in patched:
-                            found.add(f"replaces {name}")
-                elif isinstance(node, ast.Call) and _dotted(node.func) == "setattr" and node.args:
-                    if _dotted(node.args[0]).split(".")[0] in patched:
-                        found.add(f"calls setattr on {_dotted(node.args[0])}")
-                elif isinstance(node, ast.FunctionDef) and node.name in ("__eq__", "__float__", "__bool__", "__index__"):
-                    found.add(f"defines {node.name} (a value that may lie about itself)")
-                elif isinstance(node, (ast.Import, ast.ImportFrom)) and REFERENCE in _imported_modules(node):
-                    found.add("imports attn_ref (the grader's reference)")
+        found = set().union(*(_node_flags(node, patched) for tree in trees for node in ast.walk(tree)))
         flags += [f"code cell {number}: {why}" for why in sorted(found)]
     return flags
 

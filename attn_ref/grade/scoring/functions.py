@@ -76,11 +76,11 @@ def run_probe(ctx: GradingContext, task: FunctionUnit, probe: Probe, args: list[
     Once a stand-in has reached the kernel, a failure's message holds nothing the kernel wrote (withheld.py)."""
     session = ctx.session
     exchange = session.exchange(task.name, call_files(task, probe, args, substitutes))
-    outcome = session.call("call", task.function, str(exchange.inbox), str(exchange.outbox), timeout=ctx.limits.call)
-    if outcome.status is Status.TIMEOUT:
-        return False, f"the call did not finish ({outcome.error})", (), outcome.status
-    if outcome.status is Status.DEAD:
-        return False, "the call crashed the kernel", (), outcome.status
+    ran = session.call("call", task.function, str(exchange.inbox), str(exchange.outbox), timeout=ctx.limits.call)
+    if ran.status is Status.TIMEOUT:
+        return False, f"the call did not finish ({ran.error})", (), ran.status
+    if ran.status is Status.DEAD:
+        return False, "the call crashed the kernel", (), ran.status
     try:
         reply = parse_call_reply(session.reply(exchange))
     except FileNotFoundError:

@@ -24,10 +24,10 @@ def grade_questions(ctx: GradingContext) -> UnitResults:
     names = [a.name for q in units for a in q.answers] + ([IDENTITY_VARIABLE] if varied else [])
     problem, values, timed_out = "", {}, False
     try:
-        values, outcome = ctx.session.request("read_values", lambda data: parse_values(data, names), names,
-                                              timeout=ctx.limits.call, label="values")
+        values, ran = ctx.session.request("read_values", lambda data: parse_values(data, names), names,
+                                          timeout=ctx.limits.call, label="values")
         if values is None:
-            problem = f"could not read your answers ({outcome.error or outcome.status.value})"
+            problem = f"could not read your answers ({ran.error or ran.status.value})"
     except BudgetExhausted:
         problem, timed_out = "not graded: the time budget for this submission ran out", True
     graded = choose(declared_identity((values or {}).get(IDENTITY_VARIABLE, {})), ctx.submitters) if varied else None

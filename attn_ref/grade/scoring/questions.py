@@ -9,7 +9,7 @@ from __future__ import annotations
 from ...portable.variants import combinations, variant_index
 from ..inkernel.text import plain_text
 from ..inkernel.wire import parse_values
-from ..results import TEXT, entry
+from ..results import TEXT, TestResult, entry
 from ..session import BudgetExhausted
 from . import comparators as scoring
 from .context import REFERENCE_MESSAGE, GradingContext, UnitResults
@@ -54,7 +54,6 @@ def grade_questions(ctx: GradingContext) -> UnitResults:
     return UnitResults(tests, extra, timed_out=timed_out)
 
 
-def _numbers_entry(graded: GradedIdentity, numbers: dict[str, dict]) -> dict:
+def _numbers_entry(graded: GradedIdentity, numbers: dict[str, dict]) -> TestResult:
     """0 points, visible at once (before the due date too), so a mistyped identity is seen in time."""
-    return {"name": NUMBERS_ENTRY, "score": 0.0, "max_score": 0.0, "output": explained(graded, numbers),
-            "output_format": TEXT, "visibility": "visible"}
+    return TestResult(NUMBERS_ENTRY, 0.0, 0.0, explained(graded, numbers), TEXT, "visible")

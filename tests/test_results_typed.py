@@ -177,3 +177,19 @@ def test_no_reader_of_results_reads_them_raw():
                     and node.slice.value in keys):
                 wrong.append(f"{name}:{node.lineno} {ast.unparse(node)}")
     assert not wrong, wrong
+
+
+def test_one_outcome_and_its_values_are_what_results_json_holds():
+    from attn_ref.grade.isolation import kernel
+
+    assert [o.value for o in Outcome] == ["graded", "student", "not_graded"]
+    assert not hasattr(kernel, "Outcome") and kernel.Execution(kernel.Status.OK).error == ""
+
+
+def test_a_submissions_rows_are_its_students_or_its_key():
+    from attn_ref.grade.classroom.discover import Student, Submission
+
+    sub = Submission("k", Path("k.ipynb"), [{"name": "", "sid": "1", "email": "a@b"}, {"name": "Ana", "sid": "", "email": ""}])
+    assert sub.people == [Student("", "1", "a@b"), Student("Ana")]
+    assert [p.row() for p in sub.members] == [{"name": "k", "sid": "1", "email": "a@b"}, {"name": "Ana", "sid": "", "email": ""}]
+    assert Submission("k", Path("k.ipynb")).members == [Student("k")]

@@ -193,3 +193,21 @@ def test_a_submissions_rows_are_its_students_or_its_key():
     assert sub.people == [Student("", "1", "a@b"), Student("Ana")]
     assert [p.row() for p in sub.members] == [{"name": "k", "sid": "1", "email": "a@b"}, {"name": "Ana", "sid": "", "email": ""}]
     assert Submission("k", Path("k.ipynb")).members == [Student("k")]
+
+
+def test_a_workers_results_are_checked_and_what_is_not_results_is_no_grade():
+    """A Dask worker's results.json comes from another machine: read as a file is (ClusterRunner._result)."""
+    from types import SimpleNamespace
+
+    from attn_ref.grade.classroom.cluster import ClusterRunner
+    from attn_ref.grade.isolation.watchdog import Job, JobState, as_json
+
+    checks = Checks("practice", (QuestionUnit("q1", title="A question"),))
+    job = Job("s1", lambda jail: None, lambda reason, status, fault: failed_results(checks, reason, fault, status), 10)
+    good = Results.load(GRADED).to_json()
+    done = ClusterRunner._result(job, SimpleNamespace(result=lambda: json.loads(json.dumps(good))))
+    assert done.state is JobState.GRADED and done.results == GRADED
+    done = ClusterRunner._result(job, SimpleNamespace(result=lambda: {"score": "all of it", "extra_data": {}}))
+    assert done.state is JobState.FAILED and Results.load(done.results).outcome is Outcome.NOT_GRADED
+    assert "ResultsError" in done.results["extra_data"]["status"] and "score is not a number" in done.results["output"]
+    assert as_json({"error": "a tool's own"}) == {"error": "a tool's own"}

@@ -162,11 +162,11 @@ def make_job(key: str, submission_path, autograder: Autograder, plan: SandboxPla
     ``submitters``: the platform's list of the submission's students (None: none known)."""
     checks = autograder.checks
 
-    def failed(reason: str, status: str | None, fault: Outcome) -> dict:
-        return record(failed_results(checks, reason, fault, status), checks, plan).to_json()
+    def failed(reason: str, status: str | None, fault: Outcome) -> Results:
+        return record(failed_results(checks, reason, fault, status), checks, plan)
 
-    def run(jail: Jail) -> dict:  # what the grading process sends its supervisor: JSON
-        return record(grade_in_jail(submission_path, autograder, jail, limits, submitters), checks, plan).to_json()
+    def run(jail: Jail) -> Results:
+        return record(grade_in_jail(submission_path, autograder, jail, limits, submitters), checks, plan)
 
     return Job(key, run, failed, limits.budget, Path(submission_path), limits, submitters)
 

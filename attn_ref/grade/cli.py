@@ -24,7 +24,7 @@ from .inkernel.text import plain_text
 from .isolation.cleanup import die_with_parent, make_undumpable
 from .isolation.sandbox import SandboxPlan, resolve
 from .owned import private_folder
-from .results import FILE_HASH, Outcome, outcome, recorded_hash, results_name, write_results
+from .results import FILE_HASH, Results, results_name, write_results
 from .scoring.autograder import load_autograder
 from .scoring.identity import gradescope_submitters
 from .settings import Limits
@@ -87,7 +87,7 @@ def _single_results_path(out: Path, submission: Path) -> tuple[Path, str]:
     file_digest = hashlib.sha256(submission.read_bytes() if submission.is_file() else str(submission.resolve()).encode()).hexdigest()
     if path.exists():
         try:
-            same = recorded_hash(json.loads(path.read_text()).get("extra_data", {}), FILE_HASH) == file_digest
+            same = Results.read(path, with_extra=False).recorded_hash(FILE_HASH) == file_digest
         except (OSError, ValueError):
             same = False
         if not same:
@@ -259,7 +259,8 @@ def _grade_one(request: GradeRequest) -> int:
             path, file_digest = _single_results_path(request.out, submission)
             results = grade(submission, autograder, results_path=path, plan=plan, write=False, limits=request.limits,
                             submitters=request.submitters)
-            results["extra_data"][FILE_HASH] = file_digest
+            results = Results.load(results)  # grade() returns results.json's dict
+            results.extra[FILE_HASH] = file_digest
             write_results(path, results)
             say(f"results: {path}")
     except KeyboardInterrupt:
@@ -269,11 +270,11 @@ def _grade_one(request: GradeRequest) -> int:
     return 0
 
 
-def _print_grade(submission: Path, results: dict, plan: SandboxPlan) -> None:
-    total = sum(t["max_score"] for t in results["tests"])
-    if outcome(results) is Outcome.NOT_GRADED:  # its 0s are no grade: never printed as one
-        say(f"{submission}: no grade ({results['extra_data'].get('status')}; kernel: {plan.mode})")
+def _print_grade(submission: Path, results: dict | Results, plan: SandboxPlan) -> None:
+    results = Results.load(results)
+    if not results.has_grade:  # its 0s are no grade: never printed as one
+        say(f"{submission}: no grade ({results.status}; kernel: {plan.mode})")
         return
-    say(f"{submission}: {results['score']:g} / {total:g} ({results['extra_data'].get('status')}; kernel: {plan.mode})")
-    for test in results["tests"]:
-        say(f"  {test['name']}: {test['score']:g} / {test['max_score']:g}")
+    say(f"{submission}: {results.score:g} / {results.max_score:g} ({results.status}; kernel: {plan.mode})")
+    for test in results.tests:
+        say(f"  {test.name}: {test.score:g} / {test.max_score:g}")

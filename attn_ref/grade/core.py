@@ -32,11 +32,11 @@ from .results import (
     MAX_NOTES,
     TEXT,
     Outcome,
+    Results,
     cap_lines,
     failed_results,
     plain_results,
     results_name,
-    unit_name,
     write_results,
     written_entries,
 )
@@ -103,12 +103,12 @@ def grade_units(ctx: GradingContext) -> UnitResults:
     parts = [grader(ctx) for kind, grader in GRADERS if any(isinstance(u, kind) for u in ctx.checks.units)]
     order = {u.name: i for i, u in enumerate(ctx.checks.units)}
     # an entry of no unit (whose numbers a variant was graded with) comes first
-    tests = sorted((t for part in parts for t in part.tests), key=lambda t: order.get(unit_name(t), -1))
+    tests = sorted((t for part in parts for t in part.tests), key=lambda t: order.get(t.unit, -1))
     extra = {key: value for part in parts for key, value in part.extra.items()}
     return UnitResults(tests, extra, any(part.timed_out for part in parts))
 
 
-def _results(ctx: GradingContext, graded: UnitResults, jail: Jail) -> dict:
+def _results(ctx: GradingContext, graded: UnitResults, jail: Jail) -> Results:
     checks, session = ctx.checks, ctx.session
     trip = jail.base / TRIP_FILE
     stopped = "; ".join(trip.read_text().splitlines()) if trip.exists() else ""
@@ -124,19 +124,14 @@ def _results(ctx: GradingContext, graded: UnitResults, jail: Jail) -> dict:
     text = status.value
     if stopped:  # the row says why, in the words the student reads
         text = ("" if status is Status.OK else f"{status.value}; ") + f"stopped: {cap(stopped, 300)}"
-    return {
-        "score": round(sum(t["score"] for t in graded.tests), 6),
-        "output": cap_lines("\n".join(notes), MAX_NOTES),
-        "output_format": TEXT,
-        "tests": graded.tests,
-        "extra_data": {"status": text, "timed_out": status is Status.TIMEOUT, "outcome": Outcome.GRADED.value,
-                       "seed": ctx.seed, "kernel": ctx.env,
-                       "cell_errors": [cap(e) for e in session.errors[:20]], "kernel_restarts": session.restarts,
-                       "integrity_flags": ctx.analysis.flags[:50], **graded.extra},
-    }
+    return Results(round(sum(t.score for t in graded.tests), 6), list(graded.tests), cap_lines("\n".join(notes), MAX_NOTES),
+                   TEXT, {"status": text, "timed_out": status is Status.TIMEOUT, "outcome": Outcome.GRADED.value,
+                          "seed": ctx.seed, "kernel": ctx.env,
+                          "cell_errors": [cap(e) for e in session.errors[:20]], "kernel_restarts": session.restarts,
+                          "integrity_flags": ctx.analysis.flags[:50], **graded.extra})
 
 
-def grade_in_jail(submission_path, autograder: Autograder, jail: Jail, limits: Limits, submitters: tuple | None = None) -> dict:
+def grade_in_jail(submission_path, autograder: Autograder, jail: Jail, limits: Limits, submitters: tuple | None = None) -> Results:
     """Job.run: everything about one submission, in the grading process; always returns results."""
     start = time.monotonic()
     caught: list = []
@@ -147,7 +142,7 @@ def grade_in_jail(submission_path, autograder: Autograder, jail: Jail, limits: L
             submission.check_assignment(nb, autograder.name)
             with running(nb, filename, autograder, jail, limits, start + limits.budget, submitters) as ctx:
                 results = _results(ctx, grade_units(ctx), jail)
-            results["tests"] += written_entries(autograder.checks, written_answers(nb, written_questions(autograder.checks)))
+            results.tests += written_entries(autograder.checks, written_answers(nb, written_questions(autograder.checks)))
     except submission.SubmissionError as err:  # the notebook itself (corrupt, another assignment): its 0 stands
         results = failed_results(autograder.checks, str(err), Outcome.STUDENT)
     except KernelStartError as err:  # before any student code ran: the environment's fault, so no grade exists
@@ -156,8 +151,8 @@ def grade_in_jail(submission_path, autograder: Autograder, jail: Jail, limits: L
         traceback.print_exc()
         results = failed_results(autograder.checks, f"internal grader error ({type(err).__name__}: {cap(str(err), 200)}); please tell your TA",
                                  Outcome.NOT_GRADED, f"not graded: the grader failed ({type(err).__name__}: {cap(str(err), 200)})")
-    results["execution_time"] = round(time.monotonic() - start, 2)
-    results["extra_data"]["warnings"] = [cap(str(w.message)) for w in caught[:10]]
+    results.execution_time = round(time.monotonic() - start, 2)
+    results.extra["warnings"] = [cap(str(w.message)) for w in caught[:10]]
     return results
 
 
@@ -167,10 +162,10 @@ def make_job(key: str, submission_path, autograder: Autograder, plan: SandboxPla
     ``submitters``: the platform's list of the submission's students (None: none known)."""
     checks = autograder.checks
 
-    def failed(reason: str, status: str | None, fault: Outcome) -> dict:
+    def failed(reason: str, status: str | None, fault: Outcome) -> Results:
         return record(failed_results(checks, reason, fault, status), checks, plan)
 
-    def run(jail: Jail) -> dict:
+    def run(jail: Jail) -> Results:
         return record(grade_in_jail(submission_path, autograder, jail, limits, submitters), checks, plan)
 
     return Job(key, run, failed, limits.budget, Path(submission_path), limits, submitters)
@@ -184,9 +179,9 @@ def prepare(autograder, plan: SandboxPlan | None) -> tuple[Autograder, SandboxPl
     return autograder, (plan.for_gpu() if autograder.checks.runner == "gpu" else plan)
 
 
-def record(results: dict, checks: Checks, plan: SandboxPlan) -> dict:
+def record(results: Results, checks: Checks, plan: SandboxPlan) -> Results:
     """What every results file says about the grader, whatever happened to the submission."""
-    extra = results.setdefault("extra_data", {})
+    extra = results.extra
     extra.update(
         assignment=checks.assignment,
         autograder_version=checks.version,

@@ -1,10 +1,16 @@
-"""Gradescope's results format (results.json): entries, the score-0 result, what every result records,
-and writing it atomically. Student-originated text is capped here."""
+"""Gradescope's results format (results.json): one typed object (``Results``, its ``TestResult`` entries and
+typed readers of what extra_data holds that the grader reads), entries, the score-0 result, and writing it
+atomically. Student-originated text is capped here.
+
+The grader makes and reads results as ``Results``; ``to_json()`` is results.json's dict (what is written, sent
+by a grading process and returned by ``grade()``), ``Results.load`` / ``Results.read`` check a dict or a file
+(never trusted) and keep every key they do not know, so an older grader's file loads and nothing is lost."""
 
 from __future__ import annotations
 
 import html
 import json
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
@@ -33,60 +39,6 @@ MAX_NOTES = 4000  # the results' own output
 TEXT = "text"
 
 
-def cap_lines(text: str, limit: int) -> str:
-    """The grader's own lines (each already made safe by whoever put student text in it), bounded."""
-    return plain_lines(text[:limit])
-
-
-def max_points(unit: Unit, cuda: bool) -> float:
-    if isinstance(unit, QuestionUnit):
-        return sum(a.points for a in unit.answers)
-    return sum(p.points for p in unit.probes if cuda or p.device != "cuda")
-
-
-def entry(unit: Unit, lines: list[tuple[bool, str, float, str]], visibility: str, cuda: bool = False) -> dict:
-    """One Gradescope test entry; lines are (passed, label, points, message: why it failed, or a note).
-
-    Each line is the grader's: a message (which may quote the student: an exception's text, a name) is
-    made one line, so no student text can begin a line of its own."""
-    output = "\n".join(
-        f"{'✓' if ok else '✗'} {plain_text(label)} ({points if ok else 0:g}/{points:g})" + (f": {plain_text(msg)}" if msg else "")
-        for ok, label, points, msg in lines
-    )
-    return {
-        "name": f"{unit.name}: {unit.title}",
-        "score": round(sum(points for ok, _, points, _ in lines if ok), 6),
-        "max_score": max_points(unit, cuda),
-        "output": cap_lines(output, MAX_OUTPUT_TEXT),
-        "output_format": TEXT,
-        "visibility": visibility,
-    }
-
-
-MAX_WRITTEN = 5000  # characters of a written answer shown to graders
-
-
-def written_entries(checks: Checks, answers: dict[str, dict]) -> list[dict]:
-    """One entry per written answer, for manual questions on Gradescope: 0 automatic points, the student's
-    text escaped inside <pre> (never Markdown, which would pass HTML and images to graders' browsers),
-    visible to graders only."""
-    entries = []
-    for item in checks.written:
-        found = answers.get(item.question, {"text": "", "in_prompt": False})
-        text = plain_lines(found["text"]) or "(no answer)"
-        note = "<p><b>Typed into the question's prompt cell.</b></p>" if found["in_prompt"] else ""
-        clipped = html.escape(text[:MAX_WRITTEN]) + (" [… cut]" if len(text) > MAX_WRITTEN else "")
-        entries.append({"name": f"{item.question}_written: {item.title} (written, graded by hand)", "score": 0.0,
-                        "max_score": 0.0, "output": f"{note}<pre>{clipped}</pre>", "output_format": "html",
-                        "visibility": "hidden", "tags": ["written"]})
-    return entries
-
-
-def unit_name(test: dict) -> str:
-    """The unit a results entry belongs to ("c3: Scaled dot-product ..." -> "c3")."""
-    return test["name"].split(":")[0]
-
-
 class Outcome(str, Enum):
     """Whether a grade exists, and who is at fault when it is 0 for want of grading (``extra_data["outcome"]``).
 
@@ -98,34 +50,298 @@ class Outcome(str, Enum):
     NOT_GRADED = "not_graded"  # the grader, its kernel's start or its worker failed: no grade exists, none is made up
 
 
-def outcome(results: dict) -> Outcome:
+def outcome(results: dict | Results) -> Outcome:
     """A results file's outcome; one written before the field existed counts as graded (its score stood then)."""
-    extra = results.get("extra_data")
+    extra = results.extra if isinstance(results, Results) else results.get("extra_data")
     try:
         return Outcome(extra.get("outcome", Outcome.GRADED.value) if isinstance(extra, dict) else Outcome.GRADED)
     except ValueError:
         return Outcome.NOT_GRADED  # a value this version does not know: no grade is assumed
 
 
-def failed_results(checks: Checks, reason: str, fault: Outcome, status: str | None = None) -> dict:
+class ResultsError(ValueError):
+    """A results file (or what a grading process sent) that is not results: says what is wrong, and where."""
+
+
+def _number(value, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ResultsError(f"{where} is not a number: {type(value).__name__}")
+    return value
+
+
+def _text(value, where: str) -> str:
+    if not isinstance(value, str):
+        raise ResultsError(f"{where} is not text: {type(value).__name__}")
+    return value
+
+
+TEST_KEYS = ("name", "score", "max_score", "output", "output_format", "visibility", "tags")
+
+
+@dataclass
+class TestResult:
+    """One Gradescope test entry (``tests[i]`` of results.json). ``other``: keys this version does not know,
+    kept as they were read so that writing it back loses nothing."""
+
+    __test__ = False  # not a pytest class
+
+    name: str
+    score: float
+    max_score: float
+    output: str = ""
+    output_format: str = TEXT
+    visibility: str = "visible"
+    tags: list[str] | None = None  # written only where there are some (the written answers' entries)
+    other: dict = field(default_factory=dict)
+
+    @property
+    def unit(self) -> str:
+        """The unit the entry belongs to ("c3: Scaled dot-product ..." -> "c3")."""
+        return self.name.split(":")[0]
+
+    @property
+    def full(self) -> bool:
+        return self.score >= self.max_score
+
+    def to_json(self) -> dict:
+        found = {"name": self.name, "score": self.score, "max_score": self.max_score, "output": self.output,
+                 "output_format": self.output_format, "visibility": self.visibility}
+        if self.tags is not None:
+            found["tags"] = list(self.tags)
+        return {**found, **self.other}
+
+    @classmethod
+    def load(cls, data, where: str = "a test") -> TestResult:
+        """A test entry read from JSON, checked: a missing score or max_score (an older or a hand-made file)
+        counts 0, as the gradebook always read it; a wrong type is an error naming the entry and the key."""
+        if isinstance(data, TestResult):
+            return data
+        if not isinstance(data, dict):
+            raise ResultsError(f"{where} is not an object: {type(data).__name__}")
+        name = _text(data.get("name", ""), f"{where}'s name")
+        where = f"test {name!r}" if name else where
+        tags = data.get("tags")
+        if tags is not None and not (isinstance(tags, list) and all(isinstance(t, str) for t in tags)):
+            raise ResultsError(f"{where}'s tags are not a list of text")
+        return cls(name, _number(data.get("score", 0.0), f"{where}'s score"),
+                   _number(data.get("max_score", 0.0), f"{where}'s max_score"),
+                   _text(data.get("output", ""), f"{where}'s output"),
+                   _text(data.get("output_format", TEXT), f"{where}'s output_format"),
+                   _text(data.get("visibility", "visible"), f"{where}'s visibility"), tags,
+                   {k: v for k, v in data.items() if k not in TEST_KEYS})
+
+
+@dataclass(frozen=True)
+class ProbeEvidence:
+    """One probe's line of ``extra_data["probes"]`` (functions.py): the task, the probe's label, whether it
+    passed and the known mistake a failed one was recognised as."""
+
+    task: str | None
+    probe: str | None
+    passed: bool | None
+    mistake: str | None
+
+    @classmethod
+    def load(cls, data) -> ProbeEvidence | None:
+        """The evidence of one line, or None where it is not an object; a value of the wrong type reads as None."""
+        if not isinstance(data, dict):
+            return None
+
+        def typed(key, kind):
+            value = data.get(key)
+            return value if isinstance(value, kind) else None
+
+        return cls(typed("task", str), typed("probe", str), typed("passed", bool), typed("mistake", str))
+
+
+RESULTS_KEYS = ("score", "output", "output_format", "tests", "extra_data", "execution_time")
+
+
+@dataclass
+class Results:
+    """Gradescope's results.json, typed: the score, the results' own output, the tests and extra_data.
+
+    ``extra`` is extra_data as it is written (what the grader records grows, and files of older graders hold
+    keys this one does not write: all are kept); the accessors below read what the grader reads of it, typed
+    and with an older file's defaults. ``other``: top-level keys this version does not know, kept."""
+
+    score: float
+    tests: list[TestResult] = field(default_factory=list)
+    output: str = ""
+    output_format: str = TEXT
+    extra: dict = field(default_factory=dict)
+    execution_time: float | None = None  # written once set (the grading process, or its supervisor)
+    other: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        """The results as results.json holds them (plain_results is applied where they are written)."""
+        found = {"score": self.score, "output": self.output, "output_format": self.output_format,
+                 "tests": [t.to_json() for t in self.tests], "extra_data": self.extra}
+        if self.execution_time is not None:
+            found["execution_time"] = self.execution_time
+        return {**found, **self.other}
+
+    @classmethod
+    def load(cls, data, where: str = "the results", *, with_extra: bool = False) -> Results:
+        """Results read from JSON (a file, or what a grading process sent), checked: an error names what is
+        wrong. A file of an older grader loads: fields it lacks take their defaults (no tests, empty
+        extra_data), its legacy keys are kept and read (recorded_hash, outcome). ``with_extra``: results
+        without extra_data are an error (nothing ties them to what they graded)."""
+        if isinstance(data, Results):
+            return data
+        if not isinstance(data, dict):
+            raise ResultsError(f"{where} are not an object: {type(data).__name__}")
+        if with_extra and "extra_data" not in data:
+            raise ResultsError(f"{where} have no extra_data")
+        tests = data.get("tests", [])
+        if not isinstance(tests, list):
+            raise ResultsError(f"{where}' tests are not a list: {type(tests).__name__}")
+        extra = data.get("extra_data", {})
+        if not isinstance(extra, dict):
+            raise ResultsError(f"{where}' extra_data is not an object: {type(extra).__name__}")
+        time = data.get("execution_time")
+        return cls(_number(data.get("score", 0.0), f"{where}' score"),
+                   [TestResult.load(t, f"test {i + 1} of {where}") for i, t in enumerate(tests)],
+                   _text(data.get("output", ""), f"{where}' output"),
+                   _text(data.get("output_format", TEXT), f"{where}' output_format"), extra,
+                   None if time is None else _number(time, f"{where}' execution_time"),
+                   {k: v for k, v in data.items() if k not in RESULTS_KEYS})
+
+    @classmethod
+    def read(cls, path: Path, *, with_extra: bool = True) -> Results:
+        """A results file: OSError where it cannot be read, ResultsError (a ValueError) where it is not results
+        (one without extra_data, unless ``with_extra`` is False, is not tied to any submission: not results)."""
+        try:
+            data = json.loads(Path(path).read_text())
+        except ValueError as err:
+            raise ResultsError(f"{path} is not JSON: {err}") from None
+        return cls.load(data, str(path), with_extra=with_extra)
+
+    # what extra_data holds that the grader reads
+    @property
+    def outcome(self) -> Outcome:
+        """Whether a grade exists (results.Outcome); an older file without the field counts as graded."""
+        return outcome(self)
+
+    @property
+    def has_grade(self) -> bool:
+        return self.outcome is not Outcome.NOT_GRADED
+
+    @property
+    def status(self) -> str | None:
+        """The status line (e.g. "ok", "timeout", "error: ..."), None where none is recorded."""
+        value = self.extra.get("status")
+        return None if value is None else str(value)
+
+    @property
+    def timed_out(self) -> bool:
+        """Whether its grading recorded a timeout (a cell, a call or the budget)."""
+        return self.extra.get("timed_out") is True
+
+    def recorded_hash(self, key: str):
+        """The hash ``key`` (CONTENT_HASH or FILE_HASH) names, or the legacy one an older grader wrote."""
+        return recorded_hash(self.extra, key)
+
+    @property
+    def submission(self) -> str | None:
+        """The key of the batch's submission it was written for (None: one graded alone, or an older file)."""
+        return self.extra.get("submission")
+
+    @property
+    def autograder_version(self) -> str | None:
+        return self.extra.get("autograder_version")
+
+    @property
+    def variant(self):
+        """The variant of a question with parameters that was graded (scoring/identity.py), or None."""
+        return self.extra.get("variant")
+
+    @property
+    def probes(self) -> list[ProbeEvidence]:
+        """The per-probe evidence (functions.py), the lines that are objects; none where none is recorded."""
+        found = self.extra.get("probes")
+        lines = (ProbeEvidence.load(p) for p in (found if isinstance(found, list) else ()))
+        return [p for p in lines if p is not None]
+
+    @property
+    def integrity_flags(self) -> list[str]:
+        return [str(f) for f in self.extra.get("integrity_flags", [])]
+
+    @property
+    def forbidden_calls(self) -> dict:
+        """{unit: the forbidden names its function called}."""
+        return self.extra.get("forbidden_calls") or {}
+
+    @property
+    def max_score(self) -> float:
+        return sum(t.max_score for t in self.tests)
+
+
+def cap_lines(text: str, limit: int) -> str:
+    """The grader's own lines (each already made safe by whoever put student text in it), bounded."""
+    return plain_lines(text[:limit])
+
+
+def max_points(unit: Unit, cuda: bool) -> float:
+    if isinstance(unit, QuestionUnit):
+        return sum(a.points for a in unit.answers)
+    return sum(p.points for p in unit.probes if cuda or p.device != "cuda")
+
+
+def entry(unit: Unit, lines: list[tuple[bool, str, float, str]], visibility: str, cuda: bool = False) -> TestResult:
+    """One Gradescope test entry; lines are (passed, label, points, message: why it failed, or a note).
+
+    Each line is the grader's: a message (which may quote the student: an exception's text, a name) is
+    made one line, so no student text can begin a line of its own."""
+    output = "\n".join(
+        f"{'✓' if ok else '✗'} {plain_text(label)} ({points if ok else 0:g}/{points:g})" + (f": {plain_text(msg)}" if msg else "")
+        for ok, label, points, msg in lines
+    )
+    return TestResult(f"{unit.name}: {unit.title}", round(sum(points for ok, _, points, _ in lines if ok), 6),
+                      max_points(unit, cuda), cap_lines(output, MAX_OUTPUT_TEXT), TEXT, visibility)
+
+
+MAX_WRITTEN = 5000  # characters of a written answer shown to graders
+
+
+def written_entries(checks: Checks, answers: dict[str, dict]) -> list[TestResult]:
+    """One entry per written answer, for manual questions on Gradescope: 0 automatic points, the student's
+    text escaped inside <pre> (never Markdown, which would pass HTML and images to graders' browsers),
+    visible to graders only."""
+    entries = []
+    for item in checks.written:
+        found = answers.get(item.question, {"text": "", "in_prompt": False})
+        text = plain_lines(found["text"]) or "(no answer)"
+        note = "<p><b>Typed into the question's prompt cell.</b></p>" if found["in_prompt"] else ""
+        clipped = html.escape(text[:MAX_WRITTEN]) + (" [… cut]" if len(text) > MAX_WRITTEN else "")
+        entries.append(TestResult(f"{item.question}_written: {item.title} (written, graded by hand)", 0.0, 0.0,
+                                  f"{note}<pre>{clipped}</pre>", "html", "hidden", ["written"]))
+    return entries
+
+
+def unit_name(test: dict | TestResult) -> str:
+    """The unit a results entry belongs to ("c3: Scaled dot-product ..." -> "c3")."""
+    return (test if isinstance(test, TestResult) else TestResult.load(test)).unit
+
+
+def failed_results(checks: Checks, reason: str, fault: Outcome, status: str | None = None) -> Results:
     """Score 0 everywhere, with the reason, for a submission that could not be run; ``fault`` says whether
     that 0 is the student's (STUDENT) or no grade at all (NOT_GRADED), whose status then says "not graded"."""
     reason = cap(reason, 1000)
-    tests = [
-        {"name": f"{u.name}: {u.title}", "score": 0.0, "max_score": max_points(u, False),
-         "output": f"Not graded: {reason}", "output_format": TEXT, "visibility": checks.visibility}
-        for u in checks.units
-    ]
+    tests = [TestResult(f"{u.name}: {u.title}", 0.0, max_points(u, False), f"Not graded: {reason}", TEXT, checks.visibility)
+             for u in checks.units]
     default = f"not graded: {reason}" if fault is Outcome.NOT_GRADED else f"error: {reason}"
-    return {"score": 0.0, "output": f"Your submission could not be graded: {reason}", "output_format": TEXT, "tests": tests,
-            "extra_data": {"status": cap(status, 1000) if status else default, "outcome": fault.value}}
+    return Results(0.0, tests, f"Your submission could not be graded: {reason}", TEXT,
+                   {"status": cap(status, 1000) if status else default, "outcome": fault.value})
 
 
-def plain_results(results: dict) -> dict:
+def plain_results(results: dict | Results) -> dict:
     """Results with the text rule applied to every string, as the last step before they are written: one
     line everywhere but the results' own output and each test's output, whose lines are the grader's (each
     made safe where it was written; text.py). What reaches a results file can hold no control or invisible
     character and no lone surrogate, wherever a student's text was put on the way."""
+    if isinstance(results, Results):
+        results = results.to_json()
     found = {k: _plain(v) for k, v in _plain_keys(results).items()}
     if isinstance(results.get("output"), str):
         found["output"] = plain_lines(results["output"])
@@ -150,7 +366,7 @@ def _plain(value):
     return value
 
 
-def write_results(path: Path, results: dict) -> None:
+def write_results(path: Path, results: dict | Results) -> None:
     write_private(path, json.dumps(plain_results(results), indent=2, ensure_ascii=False).encode())
 
 

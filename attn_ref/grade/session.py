@@ -19,7 +19,7 @@ from . import withheld
 from .checks_json import EXPORT_FUNCTION, EXPORT_MODULE
 from .inkernel.errors import GraderError
 from .inkernel.wire import MalformedReply, Status, parse_environment
-from .isolation.kernel import Kernel, Outcome
+from .isolation.kernel import Execution, Kernel
 from .isolation.safeio import UnsafeReply, make_private_dir, read_reply, write_new
 from .isolation.sandbox import Jail
 from .settings import KERNEL_START_TIMEOUT, SETUP_TIMEOUT
@@ -140,16 +140,16 @@ class NotebookSession:
                     self.errors.append(f"code cell {index + 1} and later: not run (the notebook ran out of time)")
                     self.timed_out = True
                     break
-                outcome = self.kernel.run(source, timeout=left)
-                if outcome.status is Status.ERROR and self.tainted:  # the error text is the kernel's
-                    self.errors.append(withheld.cell_error(index, outcome.error))
-                elif outcome.status is not Status.OK:
-                    self.errors.append(f"code cell {index + 1}: {outcome.error}")
-                    self.timed_out |= outcome.status is Status.TIMEOUT
-                if outcome.status is Status.DEAD or self.kernel.generation != generation:
+                ran = self.kernel.run(source, timeout=left)
+                if ran.status is Status.ERROR and self.tainted:  # the error text is the kernel's
+                    self.errors.append(withheld.cell_error(index, ran.error))
+                elif ran.status is not Status.OK:
+                    self.errors.append(f"code cell {index + 1}: {ran.error}")
+                    self.timed_out |= ran.status is Status.TIMEOUT
+                if ran.status is Status.DEAD or self.kernel.generation != generation:
                     self.deadly.add(index)
                     self.restarts += 1
-                    if outcome.status is Status.DEAD:
+                    if ran.status is Status.DEAD:
                         self.kernel.restart()
                     break
             else:
@@ -173,37 +173,37 @@ class NotebookSession:
         for folder in self.jail.exchange.iterdir():
             shutil.rmtree(folder, ignore_errors=True)
 
-    def call(self, helper: str, *args: str, timeout: float) -> Outcome:
+    def call(self, helper: str, *args: str, timeout: float) -> Execution:
         left = min(timeout, self.remaining())
         if left <= 1:
             raise BudgetExhausted()
         code = f"{self.handle}[{helper!r}](" + ", ".join(repr(a) for a in args) + ")"
         generation = self.kernel.generation
-        outcome = self.kernel.run(code, timeout=left)
-        self.timed_out |= outcome.status is Status.TIMEOUT
-        if outcome.status is Status.DEAD:
+        ran = self.kernel.run(code, timeout=left)
+        self.timed_out |= ran.status is Status.TIMEOUT
+        if ran.status is Status.DEAD:
             self.kernel.restart()
         if self.kernel.generation != generation:
             self.restarts += 1
             self._prepare()  # a fresh kernel: run the notebook again for the calls still to come
-        return outcome
+        return ran
 
     def reply(self, exchange: Exchange) -> bytes:
         """The kernel's reply file of one exchange (UnsafeReply, FileNotFoundError if there is none)."""
         return read_reply(exchange.outbox, "reply.json", owner=self.jail.owner)
 
     def request(self, helper: str, parse, *args, timeout: float, label: str):
-        """Call a harness helper that writes one JSON reply; (parsed reply or None, Outcome)."""
+        """Call a harness helper that writes one JSON reply; (parsed reply or None, Execution)."""
         exchange = self.exchange(label)
-        outcome = self.call(helper, *args, str(exchange.outbox), timeout=timeout)
-        if outcome.status is not Status.OK:
-            return None, outcome
+        ran = self.call(helper, *args, str(exchange.outbox), timeout=timeout)
+        if ran.status is not Status.OK:
+            return None, ran
         try:
-            return parse(self.reply(exchange)), outcome
+            return parse(self.reply(exchange)), ran
         except FileNotFoundError:
-            return None, Outcome(Status.MALFORMED, "no reply came back")
+            return None, Execution(Status.MALFORMED, "no reply came back")
         except (UnsafeReply, MalformedReply, OSError) as err:
-            return None, Outcome(Status.MALFORMED, str(err))
+            return None, Execution(Status.MALFORMED, str(err))
 
     def environment(self, timeout: float) -> dict:
         env, _ = self.request("environment", parse_environment, timeout=timeout, label="environment")

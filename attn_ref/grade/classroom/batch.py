@@ -19,7 +19,7 @@ from ..inkernel.wire import Status
 from ..isolation.sandbox import SandboxPlan
 from ..isolation.watchdog import Admission, Finished, Job, JobState, Runner, Supervisor
 from ..owned import open_private, private_folder, tighten
-from ..results import CONTENT_HASH, Outcome, failed_results, write_results
+from ..results import CONTENT_HASH, Outcome, Results, failed_results, write_results
 from ..scoring.autograder import Autograder, AutograderError
 from ..settings import Limits
 from .discover import Submission, already_graded, content_hash, discover, skipped
@@ -218,13 +218,14 @@ class _BatchRun:
                 for item in done:
                     self.finish(self.by_key[job.key], _graded_alone(item))
 
-    def finish(self, pending: _Pending, results: dict) -> None:
+    def finish(self, pending: _Pending, results: dict | Results) -> None:
         sub = pending.sub
-        results["extra_data"].update({"submission": sub.key, CONTENT_HASH: pending.content, "students": sub.students})
+        results = Results.load(results, f"the results of {sub.key}")
+        results.extra.update({"submission": sub.key, CONTENT_HASH: pending.content, "students": sub.students})
         write_results(pending.results_path, results)
         self.locks.release(sub.key)
         self.graded += 1
-        self.advance(results["extra_data"].get("status", Status.OK.value) != Status.OK.value)
+        self.advance((results.status or Status.OK.value) != Status.OK.value)
 
     def prepare(self, job: Job) -> Admission:
         pending = self.by_key[job.key]
@@ -242,21 +243,20 @@ def _timed_out(item: Finished) -> bool:
     sends back too)."""
     if item.state is JobState.TIMED_OUT:
         return True
-    return item.state is JobState.GRADED and item.results.get("extra_data", {}).get("timed_out") is True
+    return item.state is JobState.GRADED and Results.load(item.results).timed_out
 
 
-def _graded_alone(item: Finished) -> dict:
+def _graded_alone(item: Finished) -> Results:
     """The results of a second grading, alone: said so, and a timeout now stands."""
-    results = item.results
-    extra = results.setdefault("extra_data", {})
-    extra["graded_alone"] = True
+    results = Results.load(item.results, f"the results of {item.job.key}")
+    results.extra["graded_alone"] = True
     note = "It ran out of time while graded beside other submissions, so it was graded again alone"
     if _timed_out(item):
-        extra["status"] = TIMEOUT + " (also when graded again alone)" + extra["status"][len(TIMEOUT):]
+        results.extra["status"] = TIMEOUT + " (also when graded again alone)" + (results.status or "")[len(TIMEOUT):]
         note += ", and ran out of time again."
     else:
         note += "; this is that grading."
-    results["output"] = f"{results.get('output', '')}\n{note}".strip()
+    results.output = f"{results.output}\n{note}".strip()
     return results
 
 
@@ -267,10 +267,10 @@ def _close(client) -> None:
         cluster.close()
 
 
-def _failed(checks: Checks, plan: SandboxPlan, reason: str, fault: Outcome) -> dict:
+def _failed(checks: Checks, plan: SandboxPlan, reason: str, fault: Outcome) -> Results:
     results = failed_results(checks, reason, fault)
-    results["execution_time"] = 0.0
-    results["extra_data"].update(autograder_version=checks.version, sandbox=plan.describe())
+    results.execution_time = 0.0
+    results.extra.update(autograder_version=checks.version, sandbox=plan.describe())
     return results
 
 

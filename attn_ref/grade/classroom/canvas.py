@@ -35,6 +35,7 @@ from pathlib import Path
 
 from ..checks_json import Checks
 from ..inkernel.errors import GraderError
+from .discover import Student
 from .spreadsheet import FORMULA_WORDS, needs_escape, write_csv
 
 ROSTER_FIELDS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -103,9 +104,9 @@ def sid_column(roster: list[dict]) -> str:
     return "SIS User ID" if any(row["SIS User ID"] for row in roster) else "ID"
 
 
-def candidates(person: dict, roster: list[dict], login_domain: str | None = None) -> list[int]:
+def candidates(person: Student, roster: list[dict], login_domain: str | None = None) -> list[int]:
     """The roster rows (their indexes) this student's SID or email names; exactly one is a match."""
-    sid, email = person.get("sid", "").strip(), person.get("email", "").strip()
+    sid, email = person.sid.strip(), person.email.strip()
     user, domain = email.split("@") if email.count("@") == 1 else ("", "")
     by = sid_column(roster)
     found = []
@@ -123,13 +124,13 @@ def _formula_ids(row: dict) -> str:
     return ", ".join(f"{k} {row[k]!r}" for k in ID_FIELDS if needs_escape(row[k]))
 
 
-def _why_unmatched(person: dict, rows: list[dict], refused: bool) -> str:
+def _why_unmatched(person: Student, rows: list[dict], refused: bool) -> str:
     if refused:
         return f"its roster row's {_formula_ids(rows[0])} starts with {FORMULA_WORDS}; Canvas IDs are never escaped, so that row is left out"
     if len(rows) > 1:
         return (f"ambiguous: its SID and email name {len(rows)} roster rows ({', '.join(repr(r['Student']) for r in rows[:3])}); "
                 "a score goes only to a row that nothing else names")
-    bad = [f"{k} {person[k]!r}" for k in ("sid", "email") if needs_escape(person[k])]
+    bad = [f"{k} {v!r}" for k, v in (("sid", person.sid), ("email", person.email)) if needs_escape(v)]
     return ("no roster row has this SID, Canvas ID or login (the user part of an email matches a login only with "
             "--canvas-login-domain)") + (f"; {', '.join(bad)} starts with {FORMULA_WORDS}, as no Canvas ID may" if bad else "")
 
@@ -149,30 +150,29 @@ def write_canvas(out: Path, book, roster: Path, assignment: str | None = None, l
     claims: dict[int, list[tuple]] = {}  # roster row -> (graded, who) of every submission that matched it
     unmatched, missing = [], []
     for g in book.graded:
-        for person in g.sub.students or [{"name": g.sub.key, "sid": "", "email": ""}]:
+        for person in g.sub.members:
             found = candidates(person, roster_rows, login_domain)
             row = roster_rows[found[0]] if len(found) == 1 else None
-            who = {"name": person["name"] or g.sub.key, "sid": person["sid"], "email": person["email"],
-                   "submission": g.sub.file_name}
+            who = {**person.row(), "submission": g.sub.file_name}
             if not g.has_grade:  # its cell stays empty: Canvas keeps the grade it has
                 missing.append({**who, "roster row": row["Student"] if row else "", "reason": g.status})
             if len(found) != 1 or found[0] in refused:
                 unmatched.append({**who, "total": g.total,
                                   "reason": _why_unmatched(person, [roster_rows[i] for i in found], bool(found) and found[0] in refused)})
             else:
-                claims.setdefault(found[0], []).append((g, who))
+                claims.setdefault(found[0], []).append((g, person, who))
     scores: dict[int, float | None] = {}
     for i, claimants in claims.items():
         row_name = roster_rows[i]["Student"]
-        if len({id(g) for g, _ in claimants}) > 1:  # two submissions name one student: neither score is hers for sure
-            for g, who in claimants:
+        if len({id(g) for g, _, _ in claimants}) > 1:  # two submissions name one student: neither score is hers for sure
+            for g, _, who in claimants:
                 unmatched.append({**who, "total": g.total, "reason": f"{len(claimants)} submissions match the roster row "
                                   f"{row_name!r}: none of their scores is imported there"})
             continue
-        g, first = claimants[0]
-        for _, who in claimants[1:]:  # two members of one group name one row: the row is the first's, and said so
+        g, first, _ = claimants[0]
+        for _, _, who in claimants[1:]:  # two members of one group name one row: the row is the first's, and said so
             unmatched.append({**who, "total": g.total, "reason": f"names the roster row {row_name!r}, as does "
-                              f"{first['name']!r} of the same submission: its score goes there once"})
+                              f"{first.name!r} of the same submission: its score goes there once"})
         if g.has_grade:
             scores[i] = g.total
     points = sum(book.maximum(u) for u in book.units + book.written_units)

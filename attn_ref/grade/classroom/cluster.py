@@ -27,8 +27,8 @@ import zipfile
 from pathlib import Path
 
 from ..inkernel.errors import GraderError
-from ..isolation.watchdog import Admission, Finished, Job, JobState, Prepare, Runner
-from ..results import Outcome
+from ..isolation.watchdog import Admission, Finished, Job, JobState, Prepare, Runner, as_json
+from ..results import Outcome, Results
 from ..settings import Limits
 
 REFUSED = 3  # the exit code of a grader that cannot isolate its kernels (--require-isolation)
@@ -161,7 +161,7 @@ class ClusterRunner(Runner):
                 try:
                     name, data = _notebook_file(job.submission)
                 except SubmissionError as err:  # its notebook: the student's 0, with failed_results' default status
-                    failed.append(Finished(job, JobState.FAILED, job.failed(str(err), None, Outcome.STUDENT)))
+                    failed.append(Finished(job, JobState.FAILED, as_json(job.failed(str(err), None, Outcome.STUDENT))))
                     continue
                 future = self.client.submit(grade_on_worker, self.zip, name, data, job.limits or self.limits, job.submitters, pure=False,
                                             key=f"attn-ref-{job.key}-{os.urandom(4).hex()}")
@@ -173,14 +173,15 @@ class ClusterRunner(Runner):
         from distributed import KilledWorker
 
         try:
-            return Finished(job, JobState.GRADED, future.result())
+            # the worker's results.json, checked as a file is: what is not results is a failed task below
+            return Finished(job, JobState.GRADED, Results.load(future.result(), "the worker's results").to_json())
         except KilledWorker:
             # its kernel is bounded in its own process, so a worker that keeps dying is the cluster's failure
-            return Finished(job, JobState.FAILED, job.failed("grading it killed its Dask worker again and again",
-                                                             "not graded: its Dask worker died again and again",
-                                                             Outcome.NOT_GRADED))
+            return Finished(job, JobState.FAILED, as_json(job.failed("grading it killed its Dask worker again and again",
+                                                                     "not graded: its Dask worker died again and again",
+                                                                     Outcome.NOT_GRADED)))
         except Exception as err:  # noqa: BLE001 - a failed task is one row with no grade (a worker refused it, ...)
-            return Finished(job, JobState.FAILED, job.failed(
+            return Finished(job, JobState.FAILED, as_json(job.failed(
                 f"the cluster could not grade it ({type(err).__name__}: {err})"[:500],
                 f"not graded: the cluster could not grade it ({type(err).__name__}: {str(err)[:200]})",
-                Outcome.NOT_GRADED))
+                Outcome.NOT_GRADED)))

@@ -4,7 +4,6 @@ Submissions" (zip or unpacked, with submission_metadata.yml naming each submissi
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import zipfile
@@ -24,6 +23,23 @@ MAX_SUBMITTERS = 50  # of one submission (Gradescope's groups are a few students
 MAX_TESTS = 500  # of one submission's results in the export
 
 
+@dataclass(frozen=True)
+class Student:
+    """One of a submission's students, as the export names them (each field plain text, "" when not given)."""
+
+    name: str = ""
+    sid: str = ""
+    email: str = ""
+
+    @classmethod
+    def of(cls, person: dict) -> Student:
+        return cls(person.get("name", ""), person.get("sid", ""), person.get("email", ""))
+
+    def row(self) -> dict[str, str]:
+        """Its cells of a row (grades.csv, the score sheet, canvas-*.csv): name, sid, email."""
+        return {"name": self.name, "sid": self.sid, "email": self.email}
+
+
 @dataclass
 class Submission:
     key: str  # unique, file-name safe: names results/<key>.json
@@ -35,6 +51,17 @@ class Submission:
     fault: Outcome = Outcome.NOT_GRADED  # whose doing ``problem`` is: the export's (no grade) or the student's (0)
     content: str = ""  # the hash of its files (content_hash), where the batch has read them
     label: str = ""  # how it is shown where its plain name is another submission's too (set by ``label``)
+
+    @property
+    def people(self) -> list[Student]:
+        """Its students, typed (none where the export names none)."""
+        return [Student.of(p) for p in self.students]
+
+    @property
+    def members(self) -> list[Student]:
+        """Whom its rows are for: its students, one without a name shown by the submission's key, or where it
+        names none, one row of its key alone."""
+        return [Student(p.name or self.key, p.sid, p.email) for p in self.people] or [Student(self.key)]
 
     @property
     def file_name(self) -> str:
@@ -213,16 +240,15 @@ def content_hash(path: Path) -> str:
 def already_graded(results_path: Path, content_digest: str, version: str) -> bool:
     """Whether these results stand for this submission and autograder; results with no grade (the grader
     or its kernel failed) never do, so a rerun tries again instead of keeping the hole."""
-    from ..results import CONTENT_HASH, outcome, recorded_hash
+    from ..results import CONTENT_HASH, Results
 
     try:
-        results = json.loads(results_path.read_text())
-        extra = results["extra_data"]
-    except (OSError, ValueError, KeyError, TypeError):
+        results = Results.read(results_path)
+    except (OSError, ValueError):  # none, or not results (ResultsError is a ValueError)
         return False
-    if not isinstance(extra, dict) or outcome(results) is Outcome.NOT_GRADED:
+    if not results.has_grade:
         return False
-    return recorded_hash(extra, CONTENT_HASH) == content_digest and extra.get("autograder_version") == version
+    return results.recorded_hash(CONTENT_HASH) == content_digest and results.autograder_version == version
 
 
 # ---- the class ---------------------------------------------------------------------------------------

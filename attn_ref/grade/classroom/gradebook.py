@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import fcntl
 import io
-import json
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +22,7 @@ from ..checks_json import Checks
 from ..inkernel.text import plain_text
 from ..inkernel.wire import Status
 from ..owned import open_private, private_folder, write_private
-from ..results import CONTENT_HASH, Outcome, max_points, outcome, recorded_hash, unit_name
+from ..results import CONTENT_HASH, Outcome, Results, max_points
 from .discover import Submission
 from .mistakes import write_mistakes
 from .spreadsheet import write_csv
@@ -37,19 +36,22 @@ class Graded:
     """One submission as the gradebook sees it."""
 
     sub: Submission
-    results: dict
+    results: Results  # (results.json as a dict is read as Results)
     scores: dict[str, float]  # unit -> automatic score (none when it has no grade)
     written: dict[str, float | None] = field(default_factory=dict)  # written question -> the TA's score
+
+    def __post_init__(self):
+        self.results = Results.load(self.results)
 
     @property
     def has_grade(self) -> bool:
         """Whether a grade exists (full, partial or a 0 the student caused), as its results say."""
-        return outcome(self.results) is not Outcome.NOT_GRADED
+        return self.results.has_grade
 
     @property
     def status(self) -> str:
-        extra = self.results.get("extra_data")
-        return str(extra.get("status", "error: no results")) if isinstance(extra, dict) else "error: no results"
+        status = self.results.status
+        return "error: no results" if status is None else status
 
     @property
     def total(self) -> float | None:
@@ -90,9 +92,8 @@ class Gradebook:
         None (an empty cell) in the automatic columns and total of a submission with no grade."""
         rows = []
         for g in self.graded:
-            for person in g.sub.students or [{"name": "", "sid": "", "email": ""}]:
-                row = {"name": person["name"] or g.sub.key, "sid": person["sid"], "email": person["email"],
-                       "submission": g.sub.file_name}
+            for person in g.sub.members:
+                row = {**person.row(), "submission": g.sub.file_name}
                 row.update({u: g.scores.get(u, 0.0) if g.has_grade else None for u in self.units})
                 row.update({u: g.written.get(u) for u in self.written_units})  # the TA's, graded or not
                 row["total"] = g.total
@@ -101,23 +102,22 @@ class Gradebook:
         return rows
 
 
-def _results(out: Path, sub: Submission) -> dict:
+def _results(out: Path, sub: Submission) -> Results:
     """The submission's results, if they are its own: written for its key and, where the batch hashed its files,
     graded from those files (a results file left by an earlier run on other files is no one's grade)."""
     try:
-        results = json.loads((out / "results" / f"{sub.key}.json").read_text())
-    except (OSError, ValueError):
+        results = Results.read(out / "results" / f"{sub.key}.json")
+    except (OSError, ValueError):  # none, or not results (ResultsError is a ValueError)
         results = None
-    extra = results.get("extra_data") if isinstance(results, dict) else None
-    if isinstance(extra, dict) and _belongs(extra, sub):
+    if results is not None and _belongs(results, sub):
         return results
-    return {"tests": [], "extra_data": {"status": NOT_GRADED_YET, "outcome": Outcome.NOT_GRADED.value}}
+    return Results(0.0, extra={"status": NOT_GRADED_YET, "outcome": Outcome.NOT_GRADED.value})
 
 
-def _belongs(extra: dict, sub: Submission) -> bool:
-    if extra.get("submission", sub.key) != sub.key:
+def _belongs(results: Results, sub: Submission) -> bool:
+    if results.extra.get("submission", sub.key) != sub.key:
         return False
-    return not sub.content or recorded_hash(extra, CONTENT_HASH) == sub.content
+    return not sub.content or results.recorded_hash(CONTENT_HASH) == sub.content
 
 
 def collect(out: Path, subs: list[Submission], checks: Checks) -> Gradebook:
@@ -126,8 +126,7 @@ def collect(out: Path, subs: list[Submission], checks: Checks) -> Gradebook:
         results = _results(out, sub)
         graded.append(Graded(sub, results, {}))
         if graded[-1].has_grade:  # the 0s of results with no grade are not scores
-            graded[-1].scores = {unit_name(t): float(t.get("score", 0)) for t in results.get("tests", [])
-                                 if t.get("max_score", 0) > 0}
+            graded[-1].scores = {t.unit: float(t.score) for t in results.tests if t.max_score > 0}
     return Gradebook(checks, graded)
 
 
@@ -137,8 +136,8 @@ def shared_students(book: Gradebook) -> list[str]:
     neither score (canvas.py)."""
     seen: dict[str, set[str]] = {}
     for g in book.graded:
-        for person in g.sub.students:
-            who = person["sid"].strip() or person["email"].strip().casefold()
+        for person in g.sub.people:
+            who = person.sid.strip() or person.email.strip().casefold()
             if who:
                 seen.setdefault(who, set()).add(g.sub.key)
     return [f"{who} is a student of {len(keys)} submissions ({', '.join(sorted(keys)[:5])}): grades.csv has a row for each; "

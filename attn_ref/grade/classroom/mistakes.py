@@ -20,16 +20,14 @@ def counts(book) -> list[tuple[str, str, int]]:
     """(task, mistake or NO_MATCH, submissions), in the assignment's order, most common first in a task."""
     found: Counter = Counter()
     for g in book.with_grade:
-        extra = g.results.get("extra_data")
-        probes = extra.get("probes") if isinstance(extra, dict) else None
         seen: dict[str, set] = {}
         failed: set[str] = set()
-        for p in probes if isinstance(probes, list) else ():
-            if not isinstance(p, dict) or not isinstance(p.get("task"), str) or p.get("passed") is not False:
+        for p in g.results.probes:  # each line's fields typed (results.ProbeEvidence): a wrong type reads as None
+            if p.task is None or p.passed is not False:
                 continue
-            failed.add(p["task"])
-            if isinstance(p.get("mistake"), str):
-                seen.setdefault(p["task"], set()).add(p["mistake"])
+            failed.add(p.task)
+            if p.mistake is not None:
+                seen.setdefault(p.task, set()).add(p.mistake)
         for task in failed:
             for mistake in seen.get(task) or {NO_MATCH}:
                 found[task, mistake] += 1

@@ -200,7 +200,7 @@ mark{{background:#ffd54f}} .starter{{color:#999}}</style></head><body><h1>{title
 
 
 def _who(g) -> str:
-    return ", ".join(s["name"] for s in g.sub.students) or g.sub.key
+    return ", ".join(s.name for s in g.sub.people) or g.sub.key
 
 
 def _names(items: list[str]) -> str:
@@ -250,26 +250,26 @@ def _compare(book) -> Comparison:
     rows, compared, unscored = [], 0, 0
     for g in book.graded:
         theirs = g.sub.gradescope
-        if not theirs or theirs.get("score") is None:
+        score = theirs.get("score") if theirs else None  # the export's total (discover.py), not a results file
+        if score is None:
             unscored += bool(theirs)
             continue
         if not g.has_grade:  # no local grade to compare (its row says why), not a local 0
             continue
         compared += 1
         ours = round(sum(g.scores.values()), 6)
-        if abs(ours - theirs["score"]) < 1e-6:
+        if abs(ours - score) < 1e-6:
             continue
         units = [f"{u}: here {g.scores.get(u, 0):g}, Gradescope {s:g}" for u, s in theirs.get("tests", {}).items()
                  if s is not None and u in g.scores and abs(g.scores[u] - s) > 1e-6]
         unlisted = "(the questions the export lists agree)" if theirs.get("tests") else "(the export lists no per-question scores)"
-        rows.append((g, ours, theirs["score"], "; ".join(units) or unlisted))
+        rows.append((g, ours, score, "; ".join(units) or unlisted))
     return Comparison(any(g.sub.gradescope for g in book.graded), compared, unscored, rows)
 
 
 def _flags(g) -> list[str]:
-    extra = g.results.get("extra_data", {})
-    flags = [str(f) for f in extra.get("integrity_flags", [])]
-    return flags + [f"{unit}: called {', '.join(map(str, names))}" for unit, names in (extra.get("forbidden_calls") or {}).items()]
+    return g.results.integrity_flags + [f"{unit}: called {', '.join(map(str, names))}"
+                                        for unit, names in g.results.forbidden_calls.items()]
 
 
 def _score_table(rows: list[tuple]) -> str:

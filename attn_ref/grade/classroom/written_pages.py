@@ -16,6 +16,7 @@ from ...portable.written import written_answers
 from .. import submission as submission_files
 from ..inkernel.text import plain_lines
 from ..owned import private_folder, write_private
+from ..results import Results
 from .spreadsheet import safe_cell, write_csv
 
 SHEET = "scores.csv"
@@ -50,9 +51,9 @@ def _answers(graded, questions: list[tuple[str, str]]) -> dict[str, dict]:
     return found
 
 
-def _numbers(results: dict | None, question: str) -> str:
+def _numbers(results: Results | None, question: str) -> str:
     """The student's own numbers for a question with parameters, as the grader graded them."""
-    variant = ((results or {}).get("extra_data") or {}).get("variant")
+    variant = results.variant if results is not None else None
     numbers = variant.get("numbers", {}).get(question) if isinstance(variant, dict) and isinstance(variant.get("numbers"), dict) else None
     if not isinstance(numbers, dict) or not numbers:
         return ""
@@ -66,8 +67,8 @@ def write_written_pages(folder: Path, book) -> None:
     for item in book.checks.written:
         blocks = []
         for g in book.graded:
-            names = ", ".join(s["name"] for s in g.sub.students) or g.sub.key
-            sids = ", ".join(s["sid"] for s in g.sub.students if s["sid"])
+            names = ", ".join(s.name for s in g.sub.people) or g.sub.key
+            sids = ", ".join(s.sid for s in g.sub.people if s.sid)
             answers = per_submission[g.sub.key]
             found = {"text": answers["__error__"], "in_prompt": False} if "__error__" in answers else answers[item.question]
             body = f'<div class="text">{html.escape(found["text"])}</div>' if found["text"] else '<div class="blank">(no answer)</div>'
@@ -133,9 +134,7 @@ def merge_written_scores(folder: Path, book) -> list[str]:
     by_submission: dict[str, list[int]] = {}
     for i, row in enumerate(typed):
         by_submission.setdefault(_cell(row, "submission"), []).append(i)
-    people = [(g, {"submission": g.sub.file_name, "name": person["name"] or g.sub.key, "sid": person["sid"],
-                   "email": person["email"]})
-              for g in book.graded for person in g.sub.students or [{"name": g.sub.key, "sid": "", "email": ""}]]
+    people = [(g, {"submission": g.sub.file_name, **person.row()}) for g in book.graded for person in g.sub.members]
     matches = [[i for i in by_submission.get(_cell(row, "submission"), []) if _same_student(typed[i], row)] for _, row in people]
     claims = Counter(i for found in matches for i in found)
     warnings, rows, ambiguous = [], [], False

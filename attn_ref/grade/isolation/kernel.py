@@ -44,7 +44,11 @@ class KernelStartError(GraderError):
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Execution:
+    """How one execution in the kernel ended: its status, and the error it raised or why it stopped.
+
+    (Not results.Outcome, which says whether a submission's grade exists and whose fault a 0 is.)"""
+
     status: Status
     error: str = ""
 
@@ -156,23 +160,23 @@ class Kernel:
 
     # ---- running code ------------------------------------------------------------------------------
 
-    def run(self, code: str, timeout: float) -> Outcome:
+    def run(self, code: str, timeout: float) -> Execution:
         """Execute ``code``; wait at most ``timeout`` seconds (then interrupt, then restart)."""
         msg_id = self.kc.execute(code, store_history=False, allow_stdin=False, stop_on_error=False)
         deadline = time.monotonic() + timeout
         while True:
             if not self.km.is_alive():
-                return Outcome(Status.DEAD, "the kernel died (the code exited or crashed it)")
+                return Execution(Status.DEAD, "the kernel died (the code exited or crashed it)")
             if time.monotonic() > deadline:
                 return self._interrupt(msg_id, timeout)
             content = self._next_reply(msg_id, 0.1)
             if content is None:
                 continue
             if content.get("status") == "ok":
-                return Outcome(Status.OK)
-            return Outcome(Status.ERROR, f"{cap(content.get('ename'), 80) or 'Error'}: {cap(content.get('evalue'), 300)}")
+                return Execution(Status.OK)
+            return Execution(Status.ERROR, f"{cap(content.get('ename'), 80) or 'Error'}: {cap(content.get('evalue'), 300)}")
 
-    def _interrupt(self, msg_id: str, timeout: float) -> Outcome:
+    def _interrupt(self, msg_id: str, timeout: float) -> Execution:
         """Interrupt a run past its time; restart the kernel if the interrupt does not take."""
         try:
             self.km.interrupt_kernel()
@@ -181,9 +185,9 @@ class Kernel:
         deadline = time.monotonic() + INTERRUPT_GRACE
         while time.monotonic() < deadline and self.km.is_alive():
             if self._next_reply(msg_id, 0.2) is not None:
-                return Outcome(Status.TIMEOUT, f"stopped after {timeout:.0f} s")
+                return Execution(Status.TIMEOUT, f"stopped after {timeout:.0f} s")
         self.restart()
-        return Outcome(Status.TIMEOUT, f"stopped after {timeout:.0f} s (the kernel had to be restarted)")
+        return Execution(Status.TIMEOUT, f"stopped after {timeout:.0f} s (the kernel had to be restarted)")
 
     # ---- stopping ----------------------------------------------------------------------------------
 

@@ -29,7 +29,7 @@ from pathlib import Path
 import psutil
 
 from ..inkernel.wire import Status
-from ..results import Outcome
+from ..results import Outcome, Results
 from ..settings import MARGIN, Limits
 from . import cleanup, resources
 from .image import ImageError, KernelImage
@@ -43,19 +43,25 @@ TRIP_FILE = "stopped.txt"  # written by the supervisor in the jail's base when a
 
 @dataclass
 class Job:
-    """One submission to grade: ``run(jail)`` runs in the grading process and returns the results dict;
+    """One submission to grade: ``run(jail)`` runs in the grading process and returns its results;
     ``failed(reason, status, fault)`` makes the results when it could not, ``fault`` saying whether that
-    was the submission's doing (a 0 stands) or the grader's (no grade exists)."""
+    was the submission's doing (a 0 stands) or the grader's (no grade exists). Results are results.Results
+    or, for a tool's job (run_alone), a dict of its own; a Finished holds them as JSON's dict (as_json)."""
 
     key: str
-    run: Callable[[Jail], dict]
-    failed: Callable[[str, str | None, Outcome], dict]  # status None: failed_results' default
+    run: Callable[[Jail], Results | dict]
+    failed: Callable[[str, str | None, Outcome], Results | dict]  # status None: failed_results' default
     budget: float
     # what a runner that cannot run ``run`` here needs (a cluster sends the submission to a worker's grader,
     # under these limits): where it came from, and its limits
     submission: Path | None = None
     limits: Limits | None = None
     submitters: tuple | None = None  # the platform's list of the submission's students (whose variant is graded)
+
+
+def as_json(results: Results | dict) -> dict:
+    """A job's results as JSON's dict: what a grading process sends and a Finished holds."""
+    return results.to_json() if isinstance(results, Results) else results
 
 
 class Admission(str, Enum):
@@ -132,8 +138,7 @@ def _child(job: Job, jail: Jail, fd: int) -> None:
         cleanup.become_subreaper()
         if os.geteuid() != 0:
             cleanup.make_undumpable()
-        results = job.run(jail)
-        data = json.dumps(results, ensure_ascii=False).encode()
+        data = json.dumps(as_json(job.run(jail)), ensure_ascii=False).encode()
         view = memoryview(data)
         while view:
             written = os.write(fd, view)
@@ -276,10 +281,10 @@ class Supervisor(Runner):
         if isinstance(sent, dict):
             results, state = sent, JobState.GRADED
         elif sent is not None:
-            results, state = run.job.failed("the grading process sent no results",
-                                            "not graded: the grader failed (no results)", Outcome.NOT_GRADED), JobState.FAILED
+            results, state = as_json(run.job.failed("the grading process sent no results", "not graded: the grader "
+                                                    "failed (no results)", Outcome.NOT_GRADED)), JobState.FAILED
         else:
-            results, state = self._failed(run, timed_out), JobState.TIMED_OUT if timed_out else JobState.FAILED
+            results, state = as_json(self._failed(run, timed_out)), JobState.TIMED_OUT if timed_out else JobState.FAILED
         results.setdefault("execution_time", round(time.monotonic() - run.started, 2))
         self._end_jail(run.jail)
         return Finished(run.job, state, results)
@@ -294,7 +299,7 @@ class Supervisor(Runner):
         except ValueError:
             return None
 
-    def _failed(self, run: _Running, timed_out: bool) -> dict:
+    def _failed(self, run: _Running, timed_out: bool) -> Results | dict:
         job = run.job
         if timed_out:
             reason = (f"grading did not finish within its time budget ({job.budget:.0f} s + {self.margin:.0f} s); "

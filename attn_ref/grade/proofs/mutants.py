@@ -16,27 +16,30 @@ from ..core import prepare, running
 from ..inkernel.wire import Status
 from ..isolation.sandbox import Jail, SandboxPlan
 from ..isolation.watchdog import run_alone
+from ..results import ProbeEvidence, TestResult
 from ..scoring.context import GradingContext
-from ..scoring.functions import grade_task
+from ..scoring.functions import TaskEvidence, grade_task
 from ..settings import Limits
 from . import stubs
 
 
-def _verdict(gradings: list[tuple[dict, dict]], says: str = "") -> dict:
+def _verdict(gradings: list[tuple[TestResult, TaskEvidence]], says: str = "") -> dict:
     """One mutant's or stub's gradings, one per seed, summed up: how many seeds each probe passed under,
     how many seeds it passed every probe under, its best score and the lines that paid it, and how many
     seeds a failed line named it (``says``: its words) as the known mistake it is."""
-    verdict = {"passed": {}, "seeds": len(gradings), "clean_seeds": 0, "score": 0, "max_score": 0, "credited": [],
-               "recognised": 0}
+    passed: dict[str, int] = {}
+    clean, best, most, credited, recognised = 0, 0, 0, [], 0
     for result, extra in gradings:
-        verdict["recognised"] += bool(says) and any(p.get("mistake") == says for p in extra["probes"])
-        for p in extra["probes"]:
-            verdict["passed"][p["probe"]] = verdict["passed"].get(p["probe"], 0) + bool(p["passed"])
-        verdict["clean_seeds"] += all(p["passed"] for p in extra["probes"])
-        verdict["max_score"] = result["max_score"]
-        if result["score"] > verdict["score"]:
-            verdict["score"], verdict["credited"] = result["score"], extra["credited"]
-    return verdict
+        probes = [ProbeEvidence.load(p) for p in extra.probes]
+        recognised += bool(says) and any(p.mistake == says for p in probes)
+        for p in probes:
+            passed[p.probe] = passed.get(p.probe, 0) + bool(p.passed)
+        clean += all(p.passed for p in probes)
+        most = result.max_score
+        if result.score > best:
+            best, credited = result.score, extra.credited
+    return {"passed": passed, "seeds": len(gradings), "clean_seeds": clean, "score": best, "max_score": most,
+            "credited": credited, "recognised": recognised}
 
 
 def _graded(ctx: GradingContext, t_index: int, task: FunctionUnit, seeds: range, before_call=None, says: str = "") -> dict:
@@ -86,7 +89,9 @@ def probe_mutants(notebook_path, autograder, mutants: dict[str, list[tuple[str, 
     def run(jail: Jail) -> dict:
         nb, filename = submission.load(notebook_path)
         cells = [c.source for c in nb.cells if c.cell_type == "code"]
-        found: dict = {"mutants": {}, "errors": {}, "stubs": {}}
+        graded: dict = {}  # {task: {label: VERDICT}}
+        errors: dict = {}  # {task: {label: what its cell raised}}
+        stubbed: dict = {}  # {task: {kind: VERDICT}}
         with running(nb, filename, autograder, jail, limits, time.monotonic() + budget) as ctx:
             for t_index, task in enumerate(autograder.units):
                 if not isinstance(task, FunctionUnit):
@@ -96,17 +101,16 @@ def probe_mutants(notebook_path, autograder, mutants: dict[str, list[tuple[str, 
                 for label, source in mutants.get(task.name, []):
                     ran = ctx.session.kernel.run(f"{task.function} = None\n{source}", timeout=limits.cell)
                     if ran.status is not Status.OK:
-                        found["errors"].setdefault(task.name, {})[label] = ran.error or ran.status.value
+                        errors.setdefault(task.name, {})[label] = ran.error or ran.status.value
                         continue
-                    found["mutants"].setdefault(task.name, {})[label] = _graded(ctx, t_index, task, range(seeds),
-                                                                                says=words.get(source, ""))
+                    graded.setdefault(task.name, {})[label] = _graded(ctx, t_index, task, range(seeds),
+                                                                      says=words.get(source, ""))
                 if with_stubs:
-                    verdicts, errors = _stub_verdicts(ctx, t_index, task, limits, range(seeds))
-                    found["stubs"][task.name] = verdicts
-                    for kind, error in errors.items():
-                        found["errors"].setdefault(task.name, {})[f"stub: {kind}"] = error
+                    stubbed[task.name], raised = _stub_verdicts(ctx, t_index, task, limits, range(seeds))
+                    for kind, error in raised.items():
+                        errors.setdefault(task.name, {})[f"stub: {kind}"] = error
                 if own is not None and (mutants.get(task.name) or with_stubs):
                     ctx.session.kernel.run(own, timeout=limits.cell)
-        return {"mutants": found}
+        return {"mutants": {"mutants": graded, "errors": errors, "stubs": stubbed}}
 
     return run_alone(plan, "mutants", run, budget, "mutants")

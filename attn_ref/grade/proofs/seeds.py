@@ -30,7 +30,7 @@ def grade_under_seeds(submission_path, autograder, seeds: list[int], *, plan: Sa
                 # each seed is its own grading of trusted code (the corpus, mutants): a stand-in sent under an
                 # earlier seed must not withhold this seed's messages; student gradings never come here
                 ctx.session.tainted = False
-                per_seed[str(seed)] = {t["name"].split(":")[0]: t for t in grade_functions(ctx).tests}
+                per_seed[str(seed)] = {t.unit: t.to_json() for t in grade_functions(ctx).tests}
         return {"per_seed": per_seed}
 
     per_seed = run_alone(plan, "seeds", run, budget, "per_seed")

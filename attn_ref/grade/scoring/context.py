@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..checks_json import Checks
+from ..results import TestResult
 from ..session import NotebookSession
 from ..settings import Limits
 from .autograder import Autograder
@@ -49,6 +50,6 @@ class GradingContext:
 class UnitResults:
     """What a unit grader hands back: the results entries, extra_data to record, and whether anything timed out."""
 
-    tests: list[dict]
+    tests: list[TestResult]
     extra: dict = field(default_factory=dict)
     timed_out: bool = False

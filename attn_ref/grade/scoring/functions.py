@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -14,7 +15,7 @@ from ..checks_json import FunctionUnit, Probe
 from ..inkernel.text import cap
 from ..inkernel.wire import PROTOCOL, MalformedReply, Status, parse_call_reply
 from ..isolation.safeio import UnsafeReply
-from ..results import entry, unit_name
+from ..results import TestResult, entry
 from ..session import BudgetExhausted
 from . import comparators as scoring
 from . import evidence, mistakes
@@ -58,11 +59,11 @@ def call_files(task: FunctionUnit, probe: Probe, args: list[Input], substitutes:
     return files
 
 
-def replaced(task: FunctionUnit, by_name: dict[str, FunctionUnit], graded: list[dict]) -> list[str]:
+def replaced(task: FunctionUnit, by_name: dict[str, FunctionUnit], graded: list[TestResult]) -> list[str]:
     """The earlier units this one builds on that have a substitute and lost points in their own entries.
     One that scored full stays the student's own (with any extra parameters it has)."""
     return [name for name in task.builds_on if name in by_name and by_name[name].substitute
-            and any(unit_name(t) == name and t["score"] < t["max_score"] for t in graded)]
+            and any(t.unit == name and t.score < t.max_score for t in graded)]
 
 
 def stand_ins(by_name: dict[str, FunctionUnit], names: list[str]) -> dict[str, str]:
@@ -76,11 +77,11 @@ def run_probe(ctx: GradingContext, task: FunctionUnit, probe: Probe, args: list[
     Once a stand-in has reached the kernel, a failure's message holds nothing the kernel wrote (withheld.py)."""
     session = ctx.session
     exchange = session.exchange(task.name, call_files(task, probe, args, substitutes))
-    outcome = session.call("call", task.function, str(exchange.inbox), str(exchange.outbox), timeout=ctx.limits.call)
-    if outcome.status is Status.TIMEOUT:
-        return False, f"the call did not finish ({outcome.error})", (), outcome.status
-    if outcome.status is Status.DEAD:
-        return False, "the call crashed the kernel", (), outcome.status
+    ran = session.call("call", task.function, str(exchange.inbox), str(exchange.outbox), timeout=ctx.limits.call)
+    if ran.status is Status.TIMEOUT:
+        return False, f"the call did not finish ({ran.error})", (), ran.status
+    if ran.status is Status.DEAD:
+        return False, "the call crashed the kernel", (), ran.status
     try:
         reply = parse_call_reply(session.reply(exchange))
     except FileNotFoundError:
@@ -121,8 +122,20 @@ def _one_digit(error: float | None) -> float | None:
     return None if error is None else float(f"{error:.0e}")
 
 
-def grade_task(ctx: GradingContext, t_index: int, task: FunctionUnit, by_name: dict[str, FunctionUnit], graded: list[dict],
-               before_call: Callable[[Probe, list[Input], list], None] | None = None) -> tuple[dict, dict, bool]:
+@dataclass
+class TaskEvidence:
+    """What one task's grading records beside its entry: its lines of extra_data["probes"] (task, probe, device,
+    dtype, passed, max_error, and the known mistake a failed one was recognised as: results.ProbeEvidence
+    reads them back), the forbidden names it called, and the labels of the lines that earned points."""
+
+    probes: list[dict]
+    forbidden: list[str]
+    credited: list[str]
+
+
+def grade_task(ctx: GradingContext, t_index: int, task: FunctionUnit, by_name: dict[str, FunctionUnit],
+               graded: list[TestResult], before_call: Callable[[Probe, list[Input], list], None] | None = None,
+               ) -> tuple[TestResult, TaskEvidence, bool]:
     """One task's entry, its probe report lines, forbidden calls and the lines that earned points, and
     whether a probe timed out. ``before_call`` (probing stubs, trusted code only) runs before each call."""
     cuda = bool(ctx.env.get("cuda"))
@@ -169,27 +182,27 @@ def grade_task(ctx: GradingContext, t_index: int, task: FunctionUnit, by_name: d
     result = entry(task, lines, ctx.checks.visibility, cuda)
     if substitutes:
         functions = ", ".join(f"{by_name[n].function} ({n})" for n in lost)
-        result["output"] += (f"\nNote: your {functions} lost points there; a correct one stood in for it while "
+        result.output += (f"\nNote: your {functions} lost points there; a correct one stood in for it while "
                              f"{task.name} was graded, so its mistakes are charged once (helpers of your own that "
                              f"both use are not replaced).")
     forbidden = sorted(set(static_hits) | tripped)
     credited = [label for ok, label, points, _ in lines if ok and points]
-    return result, {"probes": report, "forbidden": forbidden, "credited": credited}, timed_out
+    return result, TaskEvidence(report, forbidden, credited), timed_out
 
 
 def grade_functions(ctx: GradingContext) -> UnitResults:
     units = ctx.checks.units
     by_name = ctx.checks.by_name
-    graded: dict[int, dict] = {}
+    graded: dict[int, TestResult] = {}
     report, flags, timed_out = {}, {}, False
 
     def grade_one(index: int) -> None:
         nonlocal timed_out
         task = units[index]
         result, extra, hung = grade_task(ctx, index, task, by_name, list(graded.values()))
-        graded[index], report[index] = result, extra["probes"]
-        if extra["forbidden"]:
-            flags[task.name] = extra["forbidden"]
+        graded[index], report[index] = result, extra.probes
+        if extra.forbidden:
+            flags[task.name] = extra.forbidden
         timed_out |= hung
 
     # A unit that needs a stand-in (or builds on one that waits) is graded last: once a stand-in's code has

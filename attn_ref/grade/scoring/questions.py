@@ -9,7 +9,7 @@ from __future__ import annotations
 from ...portable.variants import combinations, variant_index
 from ..inkernel.text import plain_text
 from ..inkernel.wire import parse_values
-from ..results import TEXT, entry
+from ..results import TEXT, TestResult, entry
 from ..session import BudgetExhausted
 from . import comparators as scoring
 from .context import REFERENCE_MESSAGE, GradingContext, UnitResults
@@ -24,10 +24,10 @@ def grade_questions(ctx: GradingContext) -> UnitResults:
     names = [a.name for q in units for a in q.answers] + ([IDENTITY_VARIABLE] if varied else [])
     problem, values, timed_out = "", {}, False
     try:
-        values, outcome = ctx.session.request("read_values", lambda data: parse_values(data, names), names,
-                                              timeout=ctx.limits.call, label="values")
+        values, ran = ctx.session.request("read_values", lambda data: parse_values(data, names), names,
+                                          timeout=ctx.limits.call, label="values")
         if values is None:
-            problem = f"could not read your answers ({outcome.error or outcome.status.value})"
+            problem = f"could not read your answers ({ran.error or ran.status.value})"
     except BudgetExhausted:
         problem, timed_out = "not graded: the time budget for this submission ran out", True
     graded = choose(declared_identity((values or {}).get(IDENTITY_VARIABLE, {})), ctx.submitters) if varied else None
@@ -54,7 +54,6 @@ def grade_questions(ctx: GradingContext) -> UnitResults:
     return UnitResults(tests, extra, timed_out=timed_out)
 
 
-def _numbers_entry(graded: GradedIdentity, numbers: dict[str, dict]) -> dict:
+def _numbers_entry(graded: GradedIdentity, numbers: dict[str, dict]) -> TestResult:
     """0 points, visible at once (before the due date too), so a mistyped identity is seen in time."""
-    return {"name": NUMBERS_ENTRY, "score": 0.0, "max_score": 0.0, "output": explained(graded, numbers),
-            "output_format": TEXT, "visibility": "visible"}
+    return TestResult(NUMBERS_ENTRY, 0.0, 0.0, explained(graded, numbers), TEXT, "visible")

@@ -52,7 +52,7 @@ def test_a_students_message_cannot_begin_a_line_of_the_results():
 
     unit = QuestionUnit("q1", title="A question")
     forged = "boom\n✓ q1: FORGED (3/3)\r\n✓ FORGED (3/3)\u2028✓ FORGED"
-    output = entry(unit, [(False, "the value", 3, f"raised ValueError: {forged}"), (True, "the type", 1, "")], "visible")["output"]
+    output = entry(unit, [(False, "the value", 3, f"raised ValueError: {forged}"), (True, "the type", 1, "")], "visible").output
     lines = output.split("\n")
     assert len(lines) == 2 and lines[0].startswith("✗ the value (0/3): raised ValueError: boom?✓ q1: FORGED")
     assert lines[1] == "✓ the type (1/1)"
@@ -108,7 +108,9 @@ ROSTER = [["Student", "ID", "SIS User ID", "SIS Login ID", "Section"],
 
 def _graded(key: str, total: float | None, *people: dict):
     students = [{"name": "", "sid": "", "email": "", **p} for p in people]
-    sub = SimpleNamespace(key=key, students=students, file_name=f"{key}.ipynb")
+    from attn_ref.grade.classroom.discover import Submission
+
+    sub = Submission(key, Path(f"{key}.ipynb"), students)
     return SimpleNamespace(sub=sub, total=total, has_grade=total is not None, status="ok")
 
 

@@ -154,13 +154,40 @@ TEST_ROOMS = {"reference", "portable", "release", "end_to_end"}  # beside tests/
 
 
 def test_the_tests_mirror_the_rooms():
-    """A test lives in the folder of the room it tests (tests/grade/<room>/ for the grader's), or in end_to_end/."""
+    """A test lives in the folder of the room it tests (tests/grade/<room>/ for the grader's rooms, tests/grade/ for its
+    single modules), or in end_to_end/."""
     grader_rooms = {p.name for p in (PACKAGE / "grade").iterdir() if (p / "__init__.py").exists()}
     misplaced = []
     for path in TESTS.rglob("test_*.py"):
         folder = path.parent.relative_to(TESTS).parts
         ok = (folder == () and path.name == "test_house.py" or len(folder) == 1 and folder[0] in TEST_ROOMS
-              or len(folder) == 2 and folder[0] == "grade" and folder[1] in grader_rooms)
+              or folder == ("grade",) or len(folder) == 2 and folder[0] == "grade" and folder[1] in grader_rooms)
         if not ok:
             misplaced.append(str(path.relative_to(TESTS)))
     assert not misplaced, f"tests outside a room's folder: {misplaced}"
+
+
+MAX_COMPLEXITY = 20  # radon's cyclomatic complexity of one function
+# Each with why it stays: typerules.py is written into every released notebook's public tests (release/inline.py),
+# so reshaping it changes what every student has; it is held to the limit of the notebook it lives in instead.
+ABOVE_THE_LIMIT = {("attn_ref/portable/typerules.py", "describe"): 21,
+                   # not yet split (issue 33, open): each may not grow, and comes off this list when it is split
+                   ("attn_ref/grade/classroom/written_pages.py", "merge_written_scores"): 35,
+                   ("attn_ref/grade/classroom/canvas.py", "write_canvas"): 28,
+                   ("attn_ref/grade/classroom/unpack.py", "_plan"): 26,
+                   ("attn_ref/grade/classroom/report.py", "_summary"): 24,
+                   ("attn_ref/grade/scoring/functions.py", "grade_task"): 24,
+                   ("attn_ref/grade/scoring/questions.py", "grade_questions"): 21}
+
+
+def test_no_function_is_too_tangled_to_read():
+    from radon.complexity import cc_visit
+
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = str(path.relative_to(PACKAGE.parent))
+        for block in cc_visit(path.read_text()):
+            key = (name, block.name)
+            if block.complexity > ABOVE_THE_LIMIT.get(key, MAX_COMPLEXITY):
+                found[f"{name}: {block.fullname}"] = block.complexity
+    assert not found, f"above radon's complexity {MAX_COMPLEXITY}: {found}"

@@ -28,7 +28,7 @@ from attn_ref.grade.results import (
     write_results,
 )
 
-GRADE = Path(__file__).resolve().parents[1] / "attn_ref" / "grade"
+GRADE = Path(__file__).resolve().parents[2] / "attn_ref" / "grade"
 NOT_COUNTED = ("inkernel", "student_python")  # they run outside the grader and cannot import its types
 MAX_RAW_READS = 40  # the brief's bound, on what the typed results reach (see test_raw_reads_are_few)
 # checks_json.py parses checks.json (another schema, another engineer's change): its reads are counted apart

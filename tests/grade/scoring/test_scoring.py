@@ -263,14 +263,15 @@ def test_reading_values_of_meta_tensors_is_no_evidence_of_a_device_bug(tmp_path,
 
 
 def test_only_an_earlier_function_that_lost_points_is_stood_in_for():
+    from attn_ref.grade.results import TestResult
     from attn_ref.grade.scoring.functions import replaced, stand_ins
 
     units = {"c3": FunctionUnit("c3", function="scaled_dot_product_attention",
                                 substitute="def scaled_dot_product_attention(...): ..."),
              "c4": FunctionUnit("c4", function="causal_mask", substitute="def causal_mask(...): ...")}
     c5 = FunctionUnit("c5", builds_on=("c3", "c4"))
-    graded = [{"name": "c3: Scaled dot-product attention", "score": 10, "max_score": 10},
-              {"name": "c4: A causal mask", "score": 8, "max_score": 10}]
+    graded = [TestResult("c3: Scaled dot-product attention", score=10, max_score=10),
+              TestResult("c4: A causal mask", score=8, max_score=10)]
     lost = replaced(c5, units, graded)
     assert lost == ["c4"]  # the student's own c3 (extra parameters and all) stays bound
     assert stand_ins(units, lost) == {"causal_mask": units["c4"].substitute}

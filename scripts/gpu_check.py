@@ -23,7 +23,7 @@ sys.path[:0] = [str(REPO), str(REPO / "tests")]
 from course_units import assignment, bug_set  # noqa: E402
 
 from attn_ref.grade import grade  # noqa: E402
-from attn_ref.release.checks import checks, stamp  # noqa: E402
+from attn_ref.release.hidden_checks import checks, stamp  # noqa: E402
 from attn_ref.release.notebooks import master, solution_from_autograder_notebook  # noqa: E402
 
 
@@ -79,7 +79,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         (tmp / "checks").mkdir()
-        (tmp / "checks" / "checks.json").write_text(json.dumps(stamp(checks(assignment("lab"), "gpu"), {})))
+        (tmp / "checks" / "checks.json").write_text(json.dumps(stamp(checks(assignment("lab"), "gpu"), {}).to_json()))
         for label, nb, want_full in (("solution", solution_notebook(), True), ("buggy", buggy_notebook(), False)):
             path = tmp / f"{label}.ipynb"
             nbformat.write(nb, str(path))

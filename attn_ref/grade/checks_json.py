@@ -1,12 +1,13 @@
 """checks.json: the hidden checks as data, from the builder to the grader inside the autograder zip.
 
-Validated field by field where it is read (``validate_checks``), then typed (``typed_checks``; both at once:
-``read_checks``): the grader reads frozen dataclasses (``Checks``, its ``QuestionUnit``s with their ``Answer``s
-or ``FunctionUnit``s with their ``Probe``s and each probe's ``Arg``s, ``WrittenPart``s), never the raw dict;
-plain mappings remain only for what is free-form (a generator's parameters, a probe's options, the
-references). The builder writes it (``attn_ref/release/checks.py``). Standard library only.
+One schema at both ends: the builder (``attn_ref/release/hidden_checks.py``) makes these frozen dataclasses
+(``Checks``, its ``QuestionUnit``s with their ``Answer``s or ``FunctionUnit``s with their ``Probe``s and each
+probe's ``Arg``s, ``WrittenPart``s) and writes them with ``to_json``; the grader reads them back with
+``read_checks`` (``Checks.from_json``), which checks every field as it takes it, so the first complaint names
+the field. Nobody reads the raw dict. Plain mappings remain only for what is free-form (a generator's
+parameters, a probe's options, the references). Standard library only.
 
-**checks.json** (builder -> grader, inside the autograder zip; ``validate_checks``)::
+**checks.json** (builder -> grader, inside the autograder zip; ``read_checks``)::
 
     {"format": 2, "assignment": "lab", "title": "...", "runner": "cpu" | "gpu", "visibility": "hidden" | "after_due_date" | "after_published" | "visible",
      "version": HEX, "seed_key": HEX,          # everything that decides a score / the probes alone
@@ -42,7 +43,7 @@ references). The builder writes it (``attn_ref/release/checks.py``). Standard li
 """
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
@@ -57,20 +58,22 @@ EXPORT_FUNCTION = "export"
 
 
 class InvalidChecks(GraderError, ValueError):
-    """A checks.json that does not follow the format: the message names the field."""
+    """Checks that do not follow the format: the message names the field (or the answer or probe)."""
 
 
 UNIT_KINDS = ("question", "function")
 MAX_VARIANTS = 64  # combinations of one question's parameters (each one's answers are computed at build time)
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
-ANSWER_KINDS = ("int", "float", "bool", "choice", "int_dict")
+ANSWER_KINDS = ("int", "float", "bool", "choice", "int_dict")  # typerules.read's kinds
 PROBE_DTYPES = ("float32", "float64")
 PROBE_DEVICES = ("cpu", "cuda", "meta")
 # the input generators of grade/scoring/inputs.py (GENERATORS), by name: how a typed Arg finds its own
 GENERATOR_NAMES = ("normal", "mask", "ones", "simplex", "value", "device")
 ARRAY_GENERATORS = ("normal", "mask", "ones", "simplex")  # those whose parameter is a shape
+ARG_FLAGS = ("keyword", "student_only")  # an argument's spec: its generator's parameters and these
 MAX_SIZE = 4096  # one axis of a probe's array
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+_MISSING = object()
 
 
 def _check(condition: bool, where: str, what: str) -> None:
@@ -78,184 +81,66 @@ def _check(condition: bool, where: str, what: str) -> None:
         raise InvalidChecks(f"{where}: {what}")
 
 
-def _text(value, where: str, limit: int = 4000) -> None:
-    _check(isinstance(value, str) and len(value) <= limit, where, "expected a string")
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _number(value, where: str) -> None:
-    _check(isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0, where, "expected a number >= 0")
+def _is_name(value) -> bool:
+    return isinstance(value, str) and bool(_NAME.match(value))
 
 
-def _answer(answer, where: str) -> None:
-    _check(isinstance(answer, dict), where, "expected an object")
-    _check(isinstance(answer.get("name"), str) and bool(_NAME.match(answer["name"])), where + ".name", "expected a Python name")
-    _check(answer.get("kind") in ANSWER_KINDS, where + ".kind", f"expected one of {', '.join(ANSWER_KINDS)}")
-    _number(answer.get("points"), where + ".points")
-    _check("expected" in answer, where + ".expected", "missing")
-    _text(answer.get("letters", ""), where + ".letters", 26)
-    mistakes = answer.get("mistakes", [])
-    _check(isinstance(mistakes, list) and all(isinstance(m, list) and len(m) == 2 and isinstance(m[0], (int, float))
-                                              and not isinstance(m[0], bool) for m in mistakes),
-           where + ".mistakes", "expected [[value, description], ...]")
-    for i, (_, says) in enumerate(mistakes):
-        _text(says, f"{where}.mistakes[{i}]", 300)
+def _is_texts(value) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
-def _probe(probe, where: str, generators, comparators) -> None:
-    _check(isinstance(probe, dict), where, "expected an object")
-    _text(probe.get("name"), where + ".name", 200)
-    _number(probe.get("points"), where + ".points")
-    _check(probe.get("dtype") in PROBE_DTYPES, where + ".dtype", f"expected one of {', '.join(PROBE_DTYPES)}")
-    _check(probe.get("device") in PROBE_DEVICES, where + ".device", f"expected one of {', '.join(PROBE_DEVICES)}")
-    _check(isinstance(probe.get("options", {}), dict), where + ".options", "expected an object")
-    checks = probe.get("checks")
-    _check(isinstance(checks, list) and bool(checks), where + ".checks", "expected a list of comparators")
-    for name in checks:
-        _check(comparators is None or name in comparators, where + ".checks", f"unknown comparator {name!r}")
-    dims = _dims(probe.get("options", {}), where + ".options")
-    calls = probe.get("options", {}).get("calls", 1) if isinstance(probe.get("options"), dict) else 1
-    _check(calls in (1, 2, 3), where + ".options.calls", "expected 1, 2 or 3")
-    args = probe.get("args")
-    _check(isinstance(args, list), where + ".args", "expected a list")
-    for i, pair in enumerate(args):
-        _arg(pair, f"{where}.args[{i}]", generators, dims)
+class _Object:
+    """One JSON object as it is read: each field is checked as it is taken, so a complaint names the field."""
+
+    def __init__(self, value, where: str):
+        _check(isinstance(value, dict), where or "checks.json", "expected an object")
+        self.fields, self.where = value, where
+
+    def at(self, key: str) -> str:
+        return f"{self.where}.{key}" if self.where else key
+
+    def has(self, key: str) -> bool:
+        return key in self.fields
+
+    def take(self, key: str, test: Callable[[object], bool], what: str, default=_MISSING):
+        value = self.fields.get(key, default)
+        _check(value is not _MISSING and test(value), self.at(key), what)
+        return value
+
+    def text(self, key: str, limit: int = 4000, default=_MISSING) -> str:
+        return self.take(key, lambda v: isinstance(v, str) and len(v) <= limit, "expected a string", default)
+
+    def number(self, key: str) -> float:
+        return self.take(key, lambda v: _is_number(v) and v >= 0, "expected a number >= 0")
+
+    def one_of(self, key: str, allowed: tuple, what: str = "") -> str:
+        return self.take(key, lambda v: v in allowed, what or f"expected one of {', '.join(allowed)}")
+
+    def items(self, key: str, what: str = "expected a list", default=_MISSING, nonempty: bool = True) -> list:
+        return self.take(key, lambda v: isinstance(v, list) and (bool(v) or not nonempty), what, default)
 
 
-def _arg(pair, at: str, generators, dims: dict) -> None:
-    """One [name, spec] of a probe's args: exactly one input generator, its shape in bounds or named in dims."""
-    _check(isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and isinstance(pair[1], dict), at,
-           "expected [name, spec]")
-    kinds = [key for key in pair[1] if generators is None or key in generators]
-    _check(len(kinds) == 1 or generators is None, at, f"the spec must name exactly one input generator ({', '.join(sorted(generators or ()))})")
-    for key in (k for k in pair[1] if k in ARRAY_GENERATORS):
-        shape = pair[1][key]
-        _check(isinstance(shape, list) and len(shape) <= 6 and all(
-            (isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_SIZE) or n in dims for n in shape),
-            f"{at}.{key}", f"expected a shape: sizes 0 to {MAX_SIZE}, or names of options.dims")
-
-
-def _is_parameter(p) -> bool:
-    """[name, [number, ...]]: a parameter of a question's variants."""
-    return (isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) and bool(_NAME.match(p[0])) and isinstance(p[1], list)
-            and bool(p[1]) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in p[1]))
-
-
-def _variants(variants, answers: int, where: str) -> None:
-    _check(isinstance(variants, dict), where, "expected an object")
-    parameters = variants.get("parameters")
-    _check(isinstance(parameters, list) and bool(parameters) and all(map(_is_parameter, parameters)),
-           where + ".parameters", "expected [[name, [number, ...]], ...]")
-    count = 1
-    for _, values in parameters:
-        count *= len(values)
-    _check(count <= MAX_VARIANTS, where + ".parameters", f"at most {MAX_VARIANTS} combinations")
-    defaults = variants.get("defaults")
-    _check(isinstance(defaults, dict) and set(defaults) == {p[0] for p in parameters}
-           and all(defaults[name] in values for name, values in parameters), where + ".defaults", "expected one allowed value per parameter")
-    expected = variants.get("expected")
-    _check(isinstance(expected, list) and len(expected) == count and all(isinstance(e, list) and len(e) == answers for e in expected),
-           where + ".expected", f"expected {count} lists of {answers} answers")
-
-
-def _dims(options, where: str) -> dict:
-    """options.dims {name: [low, high]} and options.distinct [[name, ...]], checked: sizes a probe draws."""
-    if not isinstance(options, dict):
-        return {}
-    dims = options.get("dims", {})
-    _check(isinstance(dims, dict) and all(
-        isinstance(name, str) and isinstance(r, list) and len(r) == 2 and all(isinstance(n, int) and not isinstance(n, bool) for n in r)
-        and 0 <= r[0] <= r[1] <= MAX_SIZE for name, r in dims.items()), where + ".dims", f"expected {{name: [low, high]}}, 0 <= low <= high <= {MAX_SIZE}")
-    for group in options.get("distinct", []):
-        _check(isinstance(group, list) and all(n in dims for n in group), where + ".distinct", "expected groups of names of dims")
-        _check(len(set(range(min(dims[n][0] for n in group), max(dims[n][1] for n in group) + 1))) >= len(group),
-               where + ".distinct", "the ranges are too narrow for different sizes")
-    return dims
-
-
-def _unit(unit, where: str, generators, comparators) -> None:
-    _check(isinstance(unit, dict), where, "expected an object")
-    _check(unit.get("kind") in UNIT_KINDS, where + ".kind", f"expected one of {', '.join(UNIT_KINDS)}")
-    _check(isinstance(unit.get("name"), str) and bool(_NAME.match(unit["name"])), where + ".name", "expected a name")
-    _text(unit.get("title"), where + ".title", 200)
-    _text(unit.get("starter", ""), where + ".starter", 100_000)
-    if unit["kind"] == "question":
-        answers = unit.get("answers")
-        _check(isinstance(answers, list) and bool(answers), where + ".answers", "expected a list")
-        for i, answer in enumerate(answers):
-            _answer(answer, f"{where}.answers[{i}]")
-        if "variants" in unit:
-            _variants(unit["variants"], len(answers), where + ".variants")
-        return
-    _check(isinstance(unit.get("function"), str) and bool(_NAME.match(unit["function"])), where + ".function", "expected a name")
-    _check(unit.get("framework") in ("numpy", "torch"), where + ".framework", "expected numpy or torch")
-    reference = unit.get("reference")
-    _check(isinstance(reference, str) and reference.count(":") == 1, where + ".reference", "expected 'module:function'")
-    for field_name in ("outputs", "forbidden", "builds_on"):
-        value = unit.get(field_name)
-        _check(isinstance(value, list) and all(isinstance(v, str) for v in value), f"{where}.{field_name}", "expected a list of strings")
-    _check(bool(unit["outputs"]), where + ".outputs", "expected at least one output")
-    _text(unit.get("substitute", ""), where + ".substitute", 100_000)
-    mistakes = unit.get("mistakes", [])
-    _check(isinstance(mistakes, list) and len(mistakes) <= 100, where + ".mistakes", "expected a list")
-    for i, mistake in enumerate(mistakes):
-        _check(isinstance(mistake, dict), f"{where}.mistakes[{i}]", "expected an object")
-        _text(mistake.get("says"), f"{where}.mistakes[{i}].says", 300)
-        _text(mistake.get("source"), f"{where}.mistakes[{i}].source", 100_000)
-    probes = unit.get("probes")
-    _check(isinstance(probes, list) and bool(probes), where + ".probes", "expected a list")
-    for i, probe in enumerate(probes):
-        _probe(probe, f"{where}.probes[{i}]", generators, comparators)
-
-
-def _units_together(units: list) -> None:
-    """What holds between units: distinct names, and each function built only on earlier functions."""
-    names = [u["name"] for u in units]
-    _check(len(set(names)) == len(names), "units", "two units share a name")
-    functions = [u["name"] for u in units if u["kind"] == "function"]
-    for unit in (u for u in units if u["kind"] == "function"):
-        for earlier in unit["builds_on"]:
-            _check(earlier in functions[: functions.index(unit["name"])], f"units.{unit['name']}.builds_on",
-                   f"{earlier!r} is not an earlier function unit")
-
-
-def validate_checks(checks, generators=None, comparators=None) -> dict:
-    """checks.json as read: InvalidChecks names the first field that is wrong. ``generators`` and
-    ``comparators``: the reader's registries (names a probe may use)."""
-    _check(isinstance(checks, dict), "checks.json", "expected an object")
-    _check(checks.get("format") == CHECKS_FORMAT, "format", f"expected {CHECKS_FORMAT} (rebuild the autograder with this version)")
-    for name in ("assignment", "title", "version", "seed_key"):
-        _text(checks.get(name), name, 200)
-    _check(checks.get("runner") in ("cpu", "gpu"), "runner", "expected cpu or gpu")
-    _check(checks.get("visibility") in VISIBILITIES, "visibility", f"expected one of {', '.join(VISIBILITIES)}")
-    units = checks.get("units")
-    _check(isinstance(units, list) and bool(units), "units", "expected a list")
-    for i, unit in enumerate(units):
-        _unit(unit, f"units[{i}]", generators, comparators)
-    _units_together(units)
-    questions = {u["name"] for u in units if u["kind"] == "question"}
-    written = checks.get("written", [])
-    _check(isinstance(written, list), "written", "expected a list")
-    for i, item in enumerate(written):
-        _check(isinstance(item, dict) and item.get("question") in questions, f"written[{i}]", "expected a question of this assignment")
-    if any("variants" in u for u in units if u["kind"] == "question"):
-        _text(checks.get("variant_key"), "variant_key", 200)
-    _text(checks.get("helpers", ""), "helpers", 1_000_000)
-    references = checks.get("references", {})
-    _check(isinstance(references, dict), "references", "expected an object")
-    for module, path in references.items():
-        _check(path is None or (isinstance(path, str) and path.startswith("references/") and ".." not in path),
-               f"references.{module}", "expected null or references/<file>.py")
-    return checks
-
-
-# ---- typed checks: what the grader reads after validate_checks --------------------------------------
+# ---- free-form values: frozen when typed, thawed when written ---------------------------------------
 
 def _frozen(value):
     """JSON data made read-only: lists become tuples, objects read-only mappings."""
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return tuple(_frozen(v) for v in value)
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         return MappingProxyType({k: _frozen(v) for k, v in value.items()})
+    return value
+
+
+def _thawed(value):
+    """The JSON data a frozen value was made from."""
+    if isinstance(value, tuple):
+        return [_thawed(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _thawed(v) for k, v in value.items()}
     return value
 
 
@@ -263,16 +148,90 @@ def _empty() -> Mapping:
     return MappingProxyType({})
 
 
+# ---- answers and questions --------------------------------------------------------------------------
+
+def _fits(kind: str, expected) -> bool:
+    """Whether a value read from checks.json can be the expected answer of that kind."""
+    if kind in ("int", "float"):
+        return _is_number(expected)
+    if kind == "bool":
+        return isinstance(expected, bool)
+    if kind == "choice":
+        return isinstance(expected, str) and len(expected) == 1
+    return isinstance(expected, list) and all(isinstance(p, list) and len(p) == 2 and all(map(_is_number, p)) for p in expected)
+
+
+def _expected_json(kind: str, expected):
+    """An answer's expected value as checks.json holds it: an int_dict's (key, value) pairs, sorted."""
+    if kind == "int_dict" and isinstance(expected, Mapping):
+        return sorted(expected.items())
+    return _thawed(expected)
+
+
 @dataclass(frozen=True)
 class Answer:
-    """One answer variable of a questions unit."""
+    """An auto-graded variable the student assigns, read with the type rules (attn_ref/portable/typerules.py).
+
+    The instructor writes one in question.py; checks.json carries what grading needs. ``choices``, ``low``
+    and ``high`` are the builder's alone (the prompt's options, the public range check): read back from
+    checks.json, a multiple-choice answer keeps only its ``letters``."""
 
     name: str
     kind: str  # one of ANSWER_KINDS
-    points: float
-    expected: object  # a literal; int_dict: ((key, value), ...)
-    letters: str = ""
-    mistakes: tuple[tuple[float, str], ...] = ()  # known wrong values, and what each means
+    expected: object  # computed with the reference where the question is; a letter for "choice"; int_dict: a dict (built) or ((key, value), ...) (read)
+    points: float = 1.0
+    choices: tuple[tuple[str, str], ...] = ()  # (letter, option) for kind == "choice" (the builder's)
+    low: float | None = None  # a plausible range, checked publicly (never the value; the builder's)
+    high: float | None = None
+    # known wrong values (an int or float answer) and what each means, told to a student who gives one
+    mistakes: tuple[tuple[float, str], ...] = ()
+    letters: str = ""  # the choices' letters (from ``choices`` when built)
+
+    def __post_init__(self):
+        if self.choices and not self.letters:
+            object.__setattr__(self, "letters", "".join(letter for letter, _ in self.choices))
+        if self.kind not in ANSWER_KINDS:
+            raise InvalidChecks(f"{self.name}: unknown answer kind {self.kind!r}; use one of {', '.join(ANSWER_KINDS)}")
+        if (self.kind == "choice") != bool(self.letters):
+            raise InvalidChecks(f"{self.name}: a multiple-choice answer needs choices, and only it")
+        if self.kind == "choice" and self.expected not in tuple(self.letters):
+            raise InvalidChecks(f"{self.name}: the expected letter {self.expected!r} is not one of the choices")
+        if self.mistakes and self.kind not in ("int", "float"):
+            raise InvalidChecks(f"{self.name}: mistakes (known wrong values) are for int and float answers")
+        for wrong, says in self.mistakes:
+            if not isinstance(says, str) or not says or wrong == self.expected or (
+                    self.kind == "float" and abs(wrong - self.expected) <= 5e-3 * abs(self.expected)):
+                raise InvalidChecks(f"{self.name}: the mistake {wrong!r} needs a description and a value that is not "
+                                    f"accepted as the answer")
+
+    def to_json(self) -> dict:
+        data = {"name": self.name, "kind": self.kind, "points": self.points,
+                "expected": _expected_json(self.kind, self.expected), "letters": self.letters}
+        if self.mistakes:
+            data["mistakes"] = [[wrong, says] for wrong, says in self.mistakes]
+        return data
+
+    @classmethod
+    def from_json(cls, value, where: str) -> "Answer":
+        a = _Object(value, where)
+        name = a.take("name", _is_name, "expected a Python name")
+        kind = a.one_of("kind", ANSWER_KINDS)
+        points = a.number("points")
+        _check(a.has("expected"), a.at("expected"), "missing")
+        expected = a.take("expected", lambda v: _fits(kind, v), f"expected a value of kind {kind}")
+        letters = a.text("letters", 26, default="")
+        mistakes = a.take("mistakes", lambda v: isinstance(v, list) and all(
+            isinstance(m, list) and len(m) == 2 and _is_number(m[0]) for m in v), "expected [[value, description], ...]", [])
+        for i, (_, says) in enumerate(mistakes):
+            _check(isinstance(says, str) and len(says) <= 300, f"{a.at('mistakes')}[{i}]", "expected a string")
+        return cls(name, kind, _frozen(expected), points,
+                   mistakes=tuple((wrong, says) for wrong, says in mistakes), letters=letters)
+
+
+def _is_parameter(p) -> bool:
+    """[name, [number, ...]]: a parameter of a question's variants."""
+    return (isinstance(p, list) and len(p) == 2 and _is_name(p[0]) and isinstance(p[1], list) and bool(p[1])
+            and all(map(_is_number, p[1])))
 
 
 @dataclass(frozen=True)
@@ -291,28 +250,157 @@ class QuestionUnit:
             return self.answers
         return tuple(replace(a, expected=e, mistakes=()) for a, e in zip(self.answers, self.variant_expected[index]))
 
+    def to_json(self) -> dict:
+        data = {"kind": "question", "name": self.name, "title": self.title, "starter": self.starter,
+                "answers": [a.to_json() for a in self.answers]}
+        if self.parameters:
+            data["variants"] = {
+                "parameters": [[name, list(values)] for name, values in self.parameters],
+                "defaults": dict(self.defaults),
+                "expected": [[_expected_json(a.kind, e) for a, e in zip(self.answers, row)] for row in self.variant_expected]}
+        return data
+
+    @classmethod
+    def from_json(cls, unit: _Object, name: str, title: str, starter: str) -> "QuestionUnit":
+        answers = unit.items("answers")
+        typed = tuple(Answer.from_json(answer, f"{unit.at('answers')}[{i}]") for i, answer in enumerate(answers))
+        parameters, defaults, expected = _variants(unit, [a.kind for a in typed]) if unit.has("variants") else ([], {}, [])
+        return cls(name, title, typed, starter,
+                   tuple((name, tuple(values)) for name, values in parameters), _frozen(defaults),
+                   tuple(tuple(_frozen(e) for e in row) for row in expected))
+
+
+def _variants(unit: _Object, kinds: list[str]) -> tuple[list, dict, list]:
+    """A question's variants: (parameters, defaults, each combination's expected answers), checked."""
+    variants = _Object(unit.take("variants", lambda v: True, ""), unit.at("variants"))
+    parameters = variants.take("parameters", lambda v: isinstance(v, list) and bool(v) and all(map(_is_parameter, v)),
+                               "expected [[name, [number, ...]], ...]")
+    count = 1
+    for _, values in parameters:
+        count *= len(values)
+    _check(count <= MAX_VARIANTS, variants.at("parameters"), f"at most {MAX_VARIANTS} combinations")
+    defaults = variants.take("defaults", lambda v: isinstance(v, dict) and set(v) == {p[0] for p in parameters}
+                             and all(v[name] in values for name, values in parameters),
+                             "expected one allowed value per parameter")
+    expected = variants.take("expected", lambda v: isinstance(v, list) and len(v) == count and all(
+        isinstance(e, list) and len(e) == len(kinds) and all(map(_fits, kinds, e)) for e in v),
+        f"expected {count} lists of {len(kinds)} answers, each of its answer's kind")
+    return parameters, defaults, expected
+
+
+# ---- probes and functions ---------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Arg:
-    """One argument of a probe: its name and the input generator that makes it (GENERATORS), with that
-    generator's parameters as a plain mapping (its own key included: {"normal": shape, "scale": s})."""
+    """One argument of a probe: its name and its spec, which names the input generator that makes it
+    (GENERATORS) with that generator's parameters, plus the flags ``keyword`` (pass by name) and
+    ``student_only`` (not passed to the reference). The spec is kept as written, so it goes back out as it came."""
 
     name: str
-    generator: str
-    params: Mapping = field(default_factory=_empty)
-    keyword: bool = False  # passed by name
-    student_only: bool = False  # not passed to the reference
+    spec: Mapping = field(default_factory=_empty)
+
+    def __post_init__(self):
+        object.__setattr__(self, "spec", _frozen(self.spec))
+
+    @property
+    def params(self) -> Mapping:
+        """The generator's parameters, its own key included ({"normal": shape, "scale": s})."""
+        return MappingProxyType({k: v for k, v in self.spec.items() if k not in ARG_FLAGS})
+
+    @property
+    def generator(self) -> str:
+        return next((key for key in self.params if key in GENERATOR_NAMES), next(iter(self.params), ""))
+
+    @property
+    def keyword(self) -> bool:
+        return bool(self.spec.get("keyword"))
+
+    @property
+    def student_only(self) -> bool:
+        return bool(self.spec.get("student_only"))
+
+    def to_json(self) -> list:
+        return [self.name, _thawed(self.spec)]
+
+    @classmethod
+    def from_json(cls, pair, at: str, generators: Container | None, dims: Mapping) -> "Arg":
+        """One [name, spec]: exactly one input generator, its shape in bounds or named in the probe's dims."""
+        _check(isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and isinstance(pair[1], dict), at,
+               "expected [name, spec]")
+        name, spec = pair
+        kinds = [key for key in spec if generators is None or key in generators]
+        _check(len(kinds) == 1 or generators is None, at,
+               f"the spec must name exactly one input generator ({', '.join(sorted(generators or ()))})")
+        for key in (k for k in spec if k in ARRAY_GENERATORS):
+            shape = spec[key]
+            _check(isinstance(shape, list) and len(shape) <= 6 and all(
+                (isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_SIZE) or n in dims for n in shape),
+                f"{at}.{key}", f"expected a shape: sizes 0 to {MAX_SIZE}, or names of options.dims")
+        return cls(name, spec)
+
+
+def _as_arg(arg) -> Arg:
+    return arg if isinstance(arg, Arg) else Arg(*arg)
 
 
 @dataclass(frozen=True)
 class Probe:
+    """One line of partial credit: call the student's function on generated inputs, check the result.
+
+    args: ``Arg``s, or (name, spec) pairs as a task.py writes them (attn_ref/release/units.py makes the specs:
+    normal, mask, ones, simplex, value, device). dtype/device: how float arrays reach the student. checks:
+    the grader's comparators (grade/scoring/comparators.py), all of which must pass. options: free-form
+    (rtol, atol, dims and distinct of drawn sizes, calls, count_projections)."""
+
     name: str
     points: float
+    args: tuple[Arg, ...] = ()
+    checks: tuple[str, ...] = ("matches_reference",)
     dtype: str = "float64"  # one of PROBE_DTYPES
     device: str = "cpu"  # one of PROBE_DEVICES
-    checks: tuple[str, ...] = ()  # comparator names
-    args: tuple[Arg, ...] = ()
-    options: Mapping = field(default_factory=_empty)  # free-form (rtol, atol, count_projections)
+    options: Mapping = field(default_factory=_empty)
+
+    def __post_init__(self):
+        object.__setattr__(self, "args", tuple(map(_as_arg, self.args)))
+        object.__setattr__(self, "checks", tuple(self.checks))
+        object.__setattr__(self, "options", _frozen(self.options))
+        if self.dtype not in PROBE_DTYPES or self.device not in PROBE_DEVICES:
+            raise InvalidChecks(f"probe {self.name!r}: dtype {self.dtype!r} / device {self.device!r}; use one of "
+                                f"{', '.join(PROBE_DTYPES)} / {', '.join(PROBE_DEVICES)}")
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "points": self.points, "args": [a.to_json() for a in self.args],
+                "checks": list(self.checks), "dtype": self.dtype, "device": self.device, "options": _thawed(self.options)}
+
+    @classmethod
+    def from_json(cls, value, where: str, generators: Container | None, comparators: Container | None) -> "Probe":
+        p = _Object(value, where)
+        name = p.text("name", 200)
+        points = p.number("points")
+        dtype = p.one_of("dtype", PROBE_DTYPES)
+        device = p.one_of("device", PROBE_DEVICES)
+        options = p.take("options", lambda v: isinstance(v, dict), "expected an object", {})
+        checks = p.items("checks", "expected a list of comparators")
+        for comparator in checks:
+            _check(comparators is None or comparator in comparators, p.at("checks"), f"unknown comparator {comparator!r}")
+        dims = _dims(options, p.at("options"))
+        _check(options.get("calls", 1) in (1, 2, 3), p.at("options.calls"), "expected 1, 2 or 3")
+        args = p.items("args", nonempty=False)
+        typed = tuple(Arg.from_json(pair, f"{p.at('args')}[{i}]", generators, dims) for i, pair in enumerate(args))
+        return cls(name, points, typed, tuple(checks), dtype, device, options)
+
+
+def _dims(options: dict, where: str) -> dict:
+    """options.dims {name: [low, high]} and options.distinct [[name, ...]], checked: sizes a probe draws."""
+    dims = options.get("dims", {})
+    _check(isinstance(dims, dict) and all(
+        isinstance(name, str) and isinstance(r, list) and len(r) == 2 and all(isinstance(n, int) and not isinstance(n, bool) for n in r)
+        and 0 <= r[0] <= r[1] <= MAX_SIZE for name, r in dims.items()), where + ".dims", f"expected {{name: [low, high]}}, 0 <= low <= high <= {MAX_SIZE}")
+    for group in options.get("distinct", []):
+        _check(isinstance(group, list) and all(n in dims for n in group), where + ".distinct", "expected groups of names of dims")
+        _check(len(set(range(min(dims[n][0] for n in group), max(dims[n][1] for n in group) + 1))) >= len(group),
+               where + ".distinct", "the ranges are too narrow for different sizes")
+    return dims
 
 
 @dataclass(frozen=True)
@@ -321,6 +409,14 @@ class Mistake:
 
     says: str
     source: str
+
+    def to_json(self) -> dict:
+        return {"says": self.says, "source": self.source}
+
+    @classmethod
+    def from_json(cls, value, where: str) -> "Mistake":
+        m = _Object(value, where)
+        return cls(m.text("says", 300), m.text("source", 100_000))
 
 
 @dataclass(frozen=True)
@@ -338,9 +434,57 @@ class FunctionUnit:
     starter: str = ""
     mistakes: tuple[Mistake, ...] = ()  # the task's mutants, matched against failed probes (mistakes.py)
 
+    def to_json(self) -> dict:
+        return {"kind": "function", "name": self.name, "title": self.title, "function": self.function,
+                "framework": self.framework, "reference": self.reference, "outputs": list(self.outputs),
+                "forbidden": list(self.forbidden), "builds_on": list(self.builds_on), "substitute": self.substitute,
+                "starter": self.starter, "probes": [p.to_json() for p in self.probes],
+                "mistakes": [m.to_json() for m in self.mistakes]}
+
+    @classmethod
+    def from_json(cls, unit: _Object, name: str, title: str, starter: str, generators: Container | None,
+                  comparators: Container | None) -> "FunctionUnit":
+        function = unit.take("function", _is_name, "expected a name")
+        framework = unit.one_of("framework", ("numpy", "torch"), "expected numpy or torch")
+        reference = unit.take("reference", lambda v: isinstance(v, str) and v.count(":") == 1, "expected 'module:function'")
+        outputs, forbidden, builds_on = (unit.take(key, _is_texts, "expected a list of strings")
+                                         for key in ("outputs", "forbidden", "builds_on"))
+        _check(bool(outputs), unit.at("outputs"), "expected at least one output")
+        substitute = unit.text("substitute", 100_000, default="")
+        mistakes = unit.take("mistakes", lambda v: isinstance(v, list) and len(v) <= 100, "expected a list", [])
+        typed_mistakes = tuple(Mistake.from_json(m, f"{unit.at('mistakes')}[{i}]") for i, m in enumerate(mistakes))
+        probes = unit.items("probes")
+        typed = tuple(Probe.from_json(p, f"{unit.at('probes')}[{i}]", generators, comparators) for i, p in enumerate(probes))
+        return cls(name, title, function, framework, reference, tuple(outputs), tuple(forbidden), tuple(builds_on),
+                   substitute, typed, starter, typed_mistakes)
+
 
 Unit = QuestionUnit | FunctionUnit
 
+
+def _unit(value, where: str, generators: Container | None, comparators: Container | None) -> Unit:
+    unit = _Object(value, where)
+    kind = unit.one_of("kind", UNIT_KINDS)
+    name = unit.take("name", _is_name, "expected a name")
+    title = unit.text("title", 200)
+    starter = unit.text("starter", 100_000, default="")
+    if kind == "question":
+        return QuestionUnit.from_json(unit, name, title, starter)
+    return FunctionUnit.from_json(unit, name, title, starter, generators, comparators)
+
+
+def _units_together(units: tuple[Unit, ...]) -> None:
+    """What holds between units: distinct names, and each function built only on earlier functions."""
+    names = [u.name for u in units]
+    _check(len(set(names)) == len(names), "units", "two units share a name")
+    functions = [u.name for u in units if isinstance(u, FunctionUnit)]
+    for unit in (u for u in units if isinstance(u, FunctionUnit)):
+        for earlier in unit.builds_on:
+            _check(earlier in functions[: functions.index(unit.name)], f"units.{unit.name}.builds_on",
+                   f"{earlier!r} is not an earlier function unit")
+
+
+# ---- the whole -------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class WrittenPart:
@@ -352,10 +496,26 @@ class WrittenPart:
     name: str = ""
     points: float = 1.0
 
+    def to_json(self) -> dict:
+        return {"name": self.name, "question": self.question, "title": self.title, "prompt": self.prompt,
+                "points": self.points}
+
+    @classmethod
+    def from_json(cls, value, where: str, questions: set[str]) -> "WrittenPart":
+        _check(isinstance(value, dict) and value.get("question") in questions, where, "expected a question of this assignment")
+        w = _Object(value, where)
+        return cls(w.text("question", 200), w.text("prompt", 100_000, ""), w.text("title", 200, ""), w.text("name", 200, ""),
+                   w.take("points", _is_number, "expected a number", 1.0))
+
+
+def _is_reference(module, path) -> bool:
+    return isinstance(module, str) and (path is None or (isinstance(path, str) and path.startswith("references/")
+                                                         and ".." not in path))
+
 
 @dataclass(frozen=True)
 class Checks:
-    """checks.json, validated and typed."""
+    """checks.json, typed: what the builder writes and the grader reads."""
 
     assignment: str
     units: tuple[Unit, ...] = ()
@@ -363,8 +523,8 @@ class Checks:
     title: str = ""
     runner: str = "cpu"  # cpu | gpu
     visibility: str = "hidden"  # one of VISIBILITIES
-    version: str = ""
-    seed_key: str = ""
+    version: str = ""  # everything that decides a score (added by the builder's stamp)
+    seed_key: str = ""  # the probes and answers alone (added by the builder's stamp)
     references: Mapping = field(default_factory=_empty)  # module -> None (attn_ref's own) | "references/<file>.py"
     helpers: str = ""  # the setup and solution code the mistakes' mutants call (mistakes.py)
     variant_key: str = ""  # which identity gets which variant (attn_ref/portable/variants.py)
@@ -384,46 +544,38 @@ class Checks:
     def functions(self) -> tuple[FunctionUnit, ...]:
         return tuple(u for u in self.units if isinstance(u, FunctionUnit))
 
+    def to_json(self) -> dict:
+        """checks.json's content; ``version``, ``seed_key`` and ``variant_key`` only when they are set."""
+        data = {"format": CHECKS_FORMAT, "assignment": self.assignment, "title": self.title, "runner": self.runner,
+                "visibility": self.visibility, "units": [u.to_json() for u in self.units],
+                "written": [w.to_json() for w in self.written], "references": dict(self.references),
+                "helpers": self.helpers}
+        data.update({key: value for key in ("variant_key", "seed_key", "version") if (value := getattr(self, key))})
+        return data
 
-def _typed_arg(pair: list) -> Arg:
-    name, spec = pair
-    from_spec = {k: v for k, v in spec.items() if k not in ("keyword", "student_only")}
-    generator = next((key for key in from_spec if key in GENERATOR_NAMES), next(iter(from_spec), ""))
-    return Arg(name, generator, _frozen(from_spec), bool(spec.get("keyword")), bool(spec.get("student_only")))
-
-
-def _typed_probe(probe: dict) -> Probe:
-    return Probe(probe["name"], probe["points"], probe["dtype"], probe["device"], tuple(probe["checks"]),
-                 tuple(_typed_arg(pair) for pair in probe["args"]), _frozen(probe.get("options", {})))
-
-
-def _typed_unit(unit: dict) -> Unit:
-    if unit["kind"] == "question":
-        answers = tuple(Answer(a["name"], a["kind"], a["points"], _frozen(a["expected"]), a.get("letters", ""),
-                               tuple((wrong, says) for wrong, says in a.get("mistakes", [])))
-                        for a in unit["answers"])
-        variants = unit.get("variants", {})
-        return QuestionUnit(unit["name"], unit["title"], answers, unit.get("starter", ""),
-                            tuple((name, tuple(values)) for name, values in variants.get("parameters", [])),
-                            _frozen(variants.get("defaults", {})),
-                            tuple(tuple(_frozen(e) for e in row) for row in variants.get("expected", [])))
-    return FunctionUnit(unit["name"], unit["title"], unit["function"], unit["framework"], unit["reference"],
-                        tuple(unit["outputs"]), tuple(unit["forbidden"]), tuple(unit["builds_on"]),
-                        unit.get("substitute", ""), tuple(_typed_probe(p) for p in unit["probes"]), unit.get("starter", ""),
-                        tuple(Mistake(m["says"], m["source"]) for m in unit.get("mistakes", [])))
-
-
-def typed_checks(checks: dict) -> Checks:
-    """Checks from a checks.json that validate_checks accepted (or the builder's body of one, before its
-    version and seed key are added)."""
-    written = tuple(WrittenPart(w["question"], w.get("prompt", ""), w.get("title", ""), w.get("name", ""),
-                                w.get("points", 1.0)) for w in checks.get("written", []))
-    return Checks(checks["assignment"], tuple(_typed_unit(u) for u in checks["units"]), written,
-                  checks["title"], checks["runner"], checks["visibility"],
-                  checks.get("version", ""), checks.get("seed_key", ""), _frozen(checks.get("references", {})),
-                  checks.get("helpers", ""), checks.get("variant_key", ""))
+    @classmethod
+    def from_json(cls, value, generators: Container | None = None, comparators: Container | None = None) -> "Checks":
+        """checks.json as read: InvalidChecks names the first field that is wrong. ``generators`` and
+        ``comparators``: the reader's registries (names a probe may use)."""
+        c = _Object(value, "")
+        c.take("format", lambda v: v == CHECKS_FORMAT, f"expected {CHECKS_FORMAT} (rebuild the autograder with this version)")
+        assignment, title, version, seed_key = (c.text(key, 200) for key in ("assignment", "title", "version", "seed_key"))
+        runner = c.one_of("runner", ("cpu", "gpu"), "expected cpu or gpu")
+        visibility = c.one_of("visibility", VISIBILITIES)
+        units = tuple(_unit(u, f"units[{i}]", generators, comparators) for i, u in enumerate(c.items("units")))
+        _units_together(units)
+        questions = {u.name for u in units if isinstance(u, QuestionUnit)}
+        written = tuple(WrittenPart.from_json(w, f"written[{i}]", questions)
+                        for i, w in enumerate(c.items("written", default=[], nonempty=False)))
+        variant_key = c.text("variant_key", 200) if any(u.parameters for u in units if isinstance(u, QuestionUnit)) else ""
+        helpers = c.text("helpers", 1_000_000, default="")
+        references = c.take("references", lambda v: isinstance(v, dict), "expected an object", {})
+        for module, path in references.items():
+            _check(_is_reference(module, path), f"references.{module}", "expected null or references/<file>.py")
+        return cls(assignment, units, written, title, runner, visibility, version, seed_key, _frozen(references),
+                   helpers, variant_key)
 
 
-def read_checks(data, generators=None, comparators=None) -> Checks:
-    """validate_checks, then typed_checks: what a reader of checks.json works with."""
-    return typed_checks(validate_checks(data, generators, comparators))
+def read_checks(data, generators: Container | None = None, comparators: Container | None = None) -> Checks:
+    """What a reader of checks.json works with: ``Checks.from_json``."""
+    return Checks.from_json(data, generators, comparators)

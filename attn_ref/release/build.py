@@ -20,8 +20,8 @@ from nbclient.exceptions import CellExecutionError, DeadKernelError
 
 from ..grade.checks_json import EXPORT_MODULE
 from .cell_sources import failure
-from .checks import checks, stamp
 from .course import Assignment, load_course
+from .hidden_checks import checks, stamp
 from .locks import LockError, locked, pins
 from .notebooks import (
     export_module,
@@ -162,7 +162,7 @@ def autograder_zip(assignment: Assignment, runner: str, folder: Path) -> Path:
         **{f"references/{file.name}": file.read_bytes() for _, file in assignment.references if file is not None},
     }
     data = stamp(checks(assignment, runner), files)
-    files["checks.json"] = json.dumps(data, indent=1, sort_keys=True).encode()
+    files["checks.json"] = json.dumps(data.to_json(), indent=1, sort_keys=True).encode()
     suffix = "-gpu" if runner == "gpu" else ""
     path = folder / f"{assignment.name}-autograder{suffix}.zip"
     path.parent.mkdir(parents=True, exist_ok=True)

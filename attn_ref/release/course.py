@@ -29,10 +29,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
 
+from ..grade.checks_json import VISIBILITIES
 from .units import Mutant, Question, Task
 
 UNIT_FILES = ("question.py", "task.py")  # a unit folder holds exactly one: its kind
-VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 
 
 class CourseError(Exception):

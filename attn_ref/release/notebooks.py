@@ -18,7 +18,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_
 from ..grade.checks_json import EXPORT_FUNCTION, EXPORT_MODULE
 from .course import Assignment
 from .inline import module_body
-from .public_checks import question_test
+from .public_tests import question_test
 from .units import Question, Task
 
 EXPLORATION_TAG = "exploration"  # skipped while grading

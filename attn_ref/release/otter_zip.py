@@ -33,7 +33,7 @@ from ..grade.scoring.inputs import Input, generate, probe_rng, reference_outputs
 from .course import Assignment
 from .locks import locked
 from .notebooks import master, normalize
-from .public_checks import typerules_body
+from .public_tests import typerules_body
 from .units import Answer, Question
 
 OTTER_SEED = 0  # every submission gets the same inputs: otter's tests are fixed

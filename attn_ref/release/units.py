@@ -2,52 +2,20 @@
 
 A unit lives in a folder of its own (PrairieLearn's way): ``question.py`` or ``task.py`` declares it, and
 the files beside it hold the rest (see README, "Writing an assignment"). The loader (course.py) fills the
-fields marked "from a file". Hidden checks leave the builder as plain data; the grader owns the code
-that runs them.
+fields marked "from a file". ``Answer`` and ``Probe`` are checks.json's own (attn_ref/grade/checks_json.py),
+so what an instructor writes is what the grader reads; the grader owns the code that runs them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from ..grade.checks_json import MAX_VARIANTS, Answer, Probe
 from ..portable.variants import combinations, parameters_for
 
-ANSWER_KINDS = ("int", "float", "bool", "choice", "int_dict")  # typerules.read's kinds
-
-
-@dataclass(frozen=True)
-class Answer:
-    """An auto-graded variable the student assigns, read with the type rules (attn_ref/portable/typerules.py)."""
-
-    name: str
-    kind: str  # one of ANSWER_KINDS
-    expected: object  # the answer, computed with the reference right where the question is; a letter for "choice"
-    points: float = 1.0
-    choices: tuple[tuple[str, str], ...] = ()  # (letter, option) for kind == "choice"
-    low: float | None = None  # a plausible range, checked publicly (never the value)
-    high: float | None = None
-    # known wrong values (an int or float answer) and what each means, told to a student who gives one
-    mistakes: tuple[tuple[float, str], ...] = ()
-
-    def __post_init__(self):
-        if self.kind not in ANSWER_KINDS:
-            raise ValueError(f"{self.name}: unknown answer kind {self.kind!r}; use one of {', '.join(ANSWER_KINDS)}")
-        if (self.kind == "choice") != bool(self.choices):
-            raise ValueError(f"{self.name}: a multiple-choice answer needs choices, and only it")
-        if self.kind == "choice" and self.expected not in {letter for letter, _ in self.choices}:
-            raise ValueError(f"{self.name}: the expected letter {self.expected!r} is not one of the choices")
-        if self.mistakes and self.kind not in ("int", "float"):
-            raise ValueError(f"{self.name}: mistakes (known wrong values) are for int and float answers")
-        for wrong, says in self.mistakes:
-            if not isinstance(says, str) or not says or wrong == self.expected or (
-                    self.kind == "float" and abs(wrong - self.expected) <= 5e-3 * abs(self.expected)):
-                raise ValueError(f"{self.name}: the mistake {wrong!r} needs a description and a value that is not "
-                                 f"accepted as the answer")
-
-    @property
-    def letters(self) -> str:
-        return "".join(letter for letter, _ in self.choices)
+__all__ = ["Answer", "Probe", "Parameter", "Question", "Task", "Mutant", "normal", "mask", "drawn", "value", "DEVICE",
+           "F32", "META", "shown", "shown_tensor"]
 
 
 @dataclass(frozen=True)
@@ -62,9 +30,6 @@ class Parameter:
     def __post_init__(self):
         if not self.name.isidentifier() or not self.values or self.default not in self.values:
             raise ValueError(f"parameter {self.name!r}: a Python name, a tuple of values and a default among them")
-
-
-MAX_VARIANTS = 64  # a question's combinations: each one's answers are computed at build time
 
 
 @dataclass(frozen=True)
@@ -126,36 +91,6 @@ class Question:
                 raise ValueError(f"{self.name}: {a.name} is a {a.kind} answer and changes with the parameters; only "
                                  "int and float answers may vary")
         return found
-
-
-@dataclass(frozen=True)
-class Probe:
-    """One line of partial credit: call the student's function on generated inputs, check the result.
-
-    args: (name, spec) pairs; each spec names one input generator of the grader (attn_ref/grade/checks_json.py
-    documents them: normal, mask, ones, simplex, value, device). Arguments with "student_only" are not
-    passed to the reference. dtype/device: how float arrays reach the student. checks: the grader's
-    comparators, all of which must pass.
-    """
-
-    name: str
-    points: float
-    args: tuple[tuple[str, dict], ...]
-    checks: tuple[str, ...] = ("matches_reference",)
-    dtype: str = "float64"
-    device: str = "cpu"
-    options: dict = field(default_factory=dict)
-
-    def to_json(self) -> dict:
-        return {
-            "name": self.name,
-            "points": self.points,
-            "args": [[n, s] for n, s in self.args],
-            "checks": list(self.checks),
-            "dtype": self.dtype,
-            "device": self.device,
-            "options": dict(self.options),
-        }
 
 
 @dataclass(frozen=True)

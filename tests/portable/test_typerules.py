@@ -14,9 +14,9 @@ from course_units import ANSWERS, assignment
 
 from attn_ref.grade.scoring.comparators import check_answer
 from attn_ref.portable import typerules
-from attn_ref.release.checks import checks
+from attn_ref.release.hidden_checks import checks
 
-PRACTICE = checks(assignment("practice"))
+PRACTICE = checks(assignment("practice")).to_json()
 EXPECTED = {a["name"]: a for q in PRACTICE["units"] for a in q["answers"]}
 QUESTION = {a["name"]: q["name"] for q in PRACTICE["units"] for a in q["answers"]}
 A = ANSWERS

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
-from ..checks_json import Checks, FunctionUnit, InvalidChecks, Unit, read_checks, typed_checks
+from ..checks_json import Checks, FunctionUnit, InvalidChecks, Unit, read_checks
 from ..inkernel.errors import GraderError
 from . import comparators as scoring
 from . import inputs
@@ -28,12 +28,8 @@ class Autograder:
     """checks.json (validated) and where its files are: a zip made by `attn-ref build`, or its unpacked folder."""
 
     path: Path
-    checks: Checks  # a checks.json dict that validate_checks accepted is typed here
+    checks: Checks
     _modules: dict = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if isinstance(self.checks, dict):
-            self.checks = typed_checks(self.checks)
 
     @property
     def name(self) -> str:

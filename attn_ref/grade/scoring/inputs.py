@@ -65,7 +65,7 @@ def _simplex(rng: np.random.Generator, spec: Mapping, probe: Probe) -> np.ndarra
 
 ARRAYS: dict[str, Callable] = {"normal": _normal, "mask": _mask, "ones": _ones, "simplex": _simplex}
 GENERATORS = (*ARRAYS, "value", "device")
-assert GENERATORS == GENERATOR_NAMES  # checks.py types each spec by these names
+assert GENERATORS == GENERATOR_NAMES  # checks_json.py types each spec by these names
 
 
 def probe_rng(seed: int, t_index: int, p_index: int) -> np.random.Generator:

@@ -256,7 +256,7 @@ def test_reading_values_of_meta_tensors_is_no_evidence_of_a_device_bug(tmp_path,
     reply = parse_call_reply(json.dumps(raw).encode())
     assert reply.meta_values_read is flagged
     task = FunctionUnit("c3", framework="torch", outputs=("out", "weights"))
-    probe = Probe("p", 1, "float64", device, ("matches_reference",))
+    probe = Probe("p", 1, dtype="float64", device=device)
     ok, message = check_probe(task, probe, [], None, Observation(reply, tmp_path, None))
     assert ok is passes
     assert ("not checked" in message) if passes else ("meta tensors" in message)
@@ -286,7 +286,7 @@ def test_a_dtype_the_saved_values_do_not_have_is_malformed(tmp_path):
              "outputs": [{"kind": "ndarray", "dtype": "float32", "device": "cpu", "shape": [2, 3], "file": "out0.npy"}]}
     obs = Observation(parse_call_reply(json.dumps(claim).encode()), tmp_path, None)
     task = FunctionUnit("c1", framework="numpy", outputs=("out",))
-    probe = Probe("p", 1, "float32", "cpu", ("dtype_kept",))
+    probe = Probe("p", 1, checks=("dtype_kept",), dtype="float32")
     ok, message = check_probe(task, probe, [], None, obs)
     assert not ok and "do not match its description" in message
 
@@ -297,7 +297,7 @@ def _lab_autograder():
     from course_units import assignment
 
     from attn_ref.grade.scoring.autograder import Autograder
-    from attn_ref.release.checks import checks
+    from attn_ref.release.hidden_checks import checks
 
     return Autograder(Path("."), checks(assignment("lab")))
 
@@ -419,30 +419,28 @@ def test_one_rule_for_a_returned_number(tmp_path, output, passes, note):
     np.save(tmp_path / "out0.npy", np.array([0.25]), allow_pickle=False)
     reply = parse_call_reply(json.dumps({"protocol": 1, "ok": True, "form": "single", "count": 1, "outputs": [output]}).encode())
     task = FunctionUnit("c8", framework="torch", outputs=("norm",))
-    probe = Probe("p", 1, "float64", "cpu", ("matches_reference",))
+    probe = Probe("p", 1)
     ok, message = check_probe(task, probe, [], [0.25], Observation(reply, tmp_path, None))
     assert ok is passes and note in message and "0.25" not in message
 
 
 def test_probe_sizes_are_drawn_per_seed_within_their_ranges_and_kept_apart():
-    from attn_ref.grade.checks_json import InvalidChecks, _probe, _typed_probe
+    from attn_ref.grade.checks_json import InvalidChecks, Probe
     from attn_ref.grade.scoring.inputs import generate, probe_rng
-    from attn_ref.release.units import Probe as ReleaseProbe
     from attn_ref.release.units import drawn, normal
 
-    spec = ReleaseProbe("p", 1, (("q", normal("T_q", "d")), ("k", normal("T_k", "d"))),
+    spec = Probe("p", 1, (("q", normal("T_q", "d")), ("k", normal("T_k", "d"))),
                         options=drawn(T_q=(2, 4), T_k=(2, 4), d=(1, 3), distinct=(("T_q", "T_k"),))).to_json()
-    _probe(spec, "p", None, None)
-    probe = _typed_probe(spec)
+    probe = Probe.from_json(spec, "p", None, None)
     shapes = {tuple(a.data.shape for a in generate(probe, probe_rng(seed, 0, 0))) for seed in range(40)}
     assert all(q[0] != k[0] and q[1] == k[1] and 2 <= q[0] <= 4 and 1 <= q[1] <= 3 for q, k in shapes)
     assert len(shapes) > 5  # they vary with the seed
     assert [a.data.shape for a in generate(probe, probe_rng(7, 0, 0))] == [a.data.shape for a in generate(probe, probe_rng(7, 0, 0))]
     spec["args"][0][1]["normal"] = ["T_q", "width"]
     with pytest.raises(InvalidChecks, match="names of options.dims"):
-        _probe(spec, "p", None, None)
+        Probe.from_json(spec, "p", None, None)
     spec["args"][0][1]["normal"] = ["T_q", "d"]
     spec["options"]["dims"]["T_k"] = [2, 2]
     spec["options"]["dims"]["T_q"] = [2, 2]
     with pytest.raises(InvalidChecks, match="too narrow"):
-        _probe(spec, "p", None, None)
+        Probe.from_json(spec, "p", None, None)

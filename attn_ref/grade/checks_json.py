@@ -432,7 +432,7 @@ class FunctionUnit:
     substitute: str = ""
     probes: tuple[Probe, ...] = ()
     starter: str = ""
-    mistakes: tuple[Mistake, ...] = ()  # the task's mutants, matched against failed probes (mistakes.py)
+    mistakes: tuple[Mistake, ...] = ()  # the task's mutants, matched against failed probes (scoring/mutant_match.py)
 
     def to_json(self) -> dict:
         return {"kind": "function", "name": self.name, "title": self.title, "function": self.function,
@@ -526,7 +526,7 @@ class Checks:
     version: str = ""  # everything that decides a score (added by the builder's stamp)
     seed_key: str = ""  # the probes and answers alone (added by the builder's stamp)
     references: Mapping = field(default_factory=_empty)  # module -> None (attn_ref's own) | "references/<file>.py"
-    helpers: str = ""  # the setup and solution code the mistakes' mutants call (mistakes.py)
+    helpers: str = ""  # the setup and solution code the mistakes' mutants call (scoring/mutant_match.py)
     variant_key: str = ""  # which identity gets which variant (attn_ref/portable/variants.py)
 
     def unit(self, name: str) -> Unit:

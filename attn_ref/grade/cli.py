@@ -26,7 +26,7 @@ from .isolation.sandbox import SandboxPlan, resolve
 from .owned import private_folder
 from .results import FILE_HASH, Results, results_name, write_results
 from .scoring.autograder import load_autograder
-from .scoring.identity import gradescope_submitters
+from .scoring.whose_variant import gradescope_submitters
 from .settings import Limits
 from .submission import files
 

@@ -253,7 +253,7 @@ class Results:
 
     @property
     def variant(self):
-        """The variant of a question with parameters that was graded (scoring/identity.py), or None."""
+        """The variant of a question with parameters that was graded (scoring/whose_variant.py), or None."""
         return self.extra.get("variant")
 
     @property

@@ -33,7 +33,7 @@ import nbformat
 
 from ..grade.checks_json import read_checks
 from ..grade.proofs.stubs import KINDS as STUB_KINDS
-from ..grade.scoring.identity import IDENTITY_VARIABLE
+from ..grade.scoring.whose_variant import IDENTITY_VARIABLE
 from .course import load_assignment, load_registry
 from .locks import LockError
 from .units import Question, Task

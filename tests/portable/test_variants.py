@@ -12,8 +12,8 @@ from gradescope_layout import autograder_layout, run_autograder, zip_of
 
 from attn_ref.grade import grade
 from attn_ref.grade.classroom.batch import grade_batch
-from attn_ref.grade.scoring.identity import Basis, choose, gradescope_submitters
 from attn_ref.grade.scoring.questions import NUMBERS_ENTRY
+from attn_ref.grade.scoring.whose_variant import Basis, choose, gradescope_submitters
 from attn_ref.portable.variants import combinations, normalized_identity, parameters_for, variant_index
 
 ANA, BEN = "ana.lima@example.edu", "ben.okafor@example.edu"

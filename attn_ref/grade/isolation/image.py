@@ -126,7 +126,7 @@ class KernelImage:
 class HelperProcess:
     """A trusted helper of a grading forked from the image instead of started afresh (the mutants' runner, which
     imports torch): its standard streams are this side's pipes. The few methods of subprocess.Popen that
-    mistakes.py uses."""
+    mutant_match.py uses."""
 
     def __init__(self, image: Path, source: str, cwd: Path, argv0: str):
         to_helper, self_in = os.pipe()

@@ -9,7 +9,7 @@ from ..results import TestResult
 from ..session import NotebookSession
 from ..settings import Limits
 from .autograder import Autograder
-from .mistakes import MistakeRunner
+from .mutant_match import MistakeRunner
 from .static import Analysis
 
 REFERENCE_MESSAGE = "the notebook uses attn_ref, the grader's reference; auto-graded answers score 0"
@@ -23,7 +23,7 @@ class GradingContext:
     analysis: Analysis
     seed: int
     env: dict = field(default_factory=dict)  # what the kernel said it runs on (for the record, and CUDA)
-    mistake_runner: MistakeRunner | None = None  # started at the first failed probe (mistakes.py)
+    mistake_runner: MistakeRunner | None = None  # started at the first failed probe (mutant_match.py)
     name_mistakes: bool = True  # off where only verdicts matter (many seeds of trusted code: messages unread)
     submitters: tuple | None = None  # the platform's [{"email", "sid", "name"}] of this submission; None: no such list
 

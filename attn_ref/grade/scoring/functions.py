@@ -18,7 +18,7 @@ from ..isolation.safeio import UnsafeReply
 from ..results import TestResult, entry
 from ..session import BudgetExhausted
 from . import comparators as scoring
-from . import evidence, mistakes
+from . import evidence, mutant_match
 from .context import REFERENCE_MESSAGE, GradingContext, UnitResults
 from .inputs import Input, generate, probe_rng, reference_outputs
 
@@ -105,7 +105,7 @@ def run_probe(ctx: GradingContext, task: FunctionUnit, probe: Probe, args: list[
 
 def _known_mistake(ctx: GradingContext, task: FunctionUnit, probe: Probe, args: list[Input], reference: list,
                    obs: scoring.Observation) -> str:
-    """The declared mutant whose outputs the student's match on these inputs (mistakes.py), or ""."""
+    """The declared mutant whose outputs the student's match on these inputs (mutant_match.py), or ""."""
     if scoring.forms_problem(task, obs.reply):
         return ""  # nothing to compare (not written yet, the wrong number of values): the runner stays unstarted
     try:
@@ -114,7 +114,7 @@ def _known_mistake(ctx: GradingContext, task: FunctionUnit, probe: Probe, args: 
         return ""
     if any(value is None for value in student):
         return ""
-    return mistakes.matching(task, probe, student, reference, ctx.mistakes().outputs(task, probe, args))
+    return mutant_match.matching(task, probe, student, reference, ctx.mistakes().outputs(task, probe, args))
 
 
 def _one_digit(error: float | None) -> float | None:

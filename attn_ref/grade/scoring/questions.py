@@ -1,6 +1,6 @@
 """Grading question units: the answer variables the notebook assigns, read as plain descriptions.
 
-A question with parameters is graded against one variant: the identity's that identity.py chooses from the
+A question with parameters is graded against one variant: the identity's that whose_variant.py chooses from the
 notebook's declaration and the platform's submitters. A visible 0-point line says whose numbers were graded.
 """
 
@@ -13,7 +13,7 @@ from ..results import TEXT, TestResult, entry
 from ..session import BudgetExhausted
 from . import comparators as scoring
 from .context import REFERENCE_MESSAGE, GradingContext, UnitResults
-from .identity import IDENTITY_VARIABLE, GradedIdentity, choose, declared_identity, explained
+from .whose_variant import IDENTITY_VARIABLE, GradedIdentity, choose, declared_identity, explained
 
 NUMBERS_ENTRY = "Your numbers: whose variant was graded"
 

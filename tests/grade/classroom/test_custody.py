@@ -73,7 +73,7 @@ def test_results_on_disk_hold_no_hidden_character_wherever_it_was_put(tmp_path):
 
 
 def test_an_identity_with_hidden_characters_is_shown_plain():
-    from attn_ref.grade.scoring.identity import Basis, GradedIdentity, explained
+    from attn_ref.grade.scoring.whose_variant import Basis, GradedIdentity, explained
 
     line = explained(GradedIdentity("\x1b]0;x\x07ana@uni.edu\u202e", Basis.UNVERIFIED, "\x1b]0;x\x07ana@uni.edu\u202e"), {})
     assert not hidden_characters(line) and "?]0;x?ana@uni.edu?" in line

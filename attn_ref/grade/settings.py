@@ -1,5 +1,11 @@
-"""Every time limit and budget of grading, in one place (seconds): ``Limits``, passed whole to local and
-cluster runs, and ``Limits.to_flags``, the one place they become `attn-ref grade` flags."""
+"""Every time limit and resource cap of grading, in one place: ``Limits``, the times of one grading (seconds),
+passed whole to local and cluster runs (``Limits.to_flags``, the one place they become `attn-ref grade`
+flags); ``KernelCaps``, what one kernel may use, carried by the sandbox plan; and the times of the run's own
+helpers (probing the sandbox, starting the kernel image, the mutants' replies).
+
+Size bounds of what the grader reads (a notebook's bytes, an export's members, a probe's array) are not
+here: each format's bound lives beside the one reader that enforces it (submission.py, classroom/unpack.py,
+checks_json.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +19,9 @@ CALL_TIMEOUT = 30.0  # one call of a student function
 SETUP_TIMEOUT = 60.0  # grading mode and the harness, in a fresh kernel
 KERNEL_START_TIMEOUT = 60.0
 WORKER_MARGIN = 60.0  # past budget + margin, a Dask worker ends its grading process (the backstop's backstop)
+MUTANTS_REPLY_TIMEOUT = 60.0  # one probe's mutants, in the mistakes runner (the first also imports torch)
+SANDBOX_PROBE_TIMEOUT = 30.0  # each probe of what the machine allows (bubblewrap, the students' interpreter), once a run
+IMAGE_READY_TIMEOUT = 120.0  # the kernel image's server, from start to ready (it imports torch once)
 
 # the fields a command line sets, and their flags (cli.py's `attn-ref grade` arguments)
 FLAGS = {"budget": "--timeout", "cell": "--cell-timeout", "call": "--call-timeout"}
@@ -30,6 +39,7 @@ class Limits:
     setup: float = SETUP_TIMEOUT
     kernel_start: float = KERNEL_START_TIMEOUT
     worker_margin: float = WORKER_MARGIN
+    mutants_reply: float = MUTANTS_REPLY_TIMEOUT
 
     @classmethod
     def of(cls, budget: float | None = None, cell_timeout: float | None = None, call_timeout: float | None = None,
@@ -47,3 +57,20 @@ class Limits:
         """Seconds after which a whole grading process is ended from outside (a worker's subprocess)."""
         return self.budget + self.margin + self.worker_margin
 
+
+@dataclass(frozen=True)
+class KernelCaps:
+    """A kernel's caps: memory, processes, files, disk, CPU time. The sandbox plan carries them (isolation/
+    sandbox.py: rlimits, the cgroup, bubblewrap's /tmp; the watchdog polls the memory where no cgroup works)."""
+
+    memory_bytes: int | None = 4 << 30  # address space per process (torch maps ~1.5 GB at import); None: no cap (CUDA)
+    # resident memory of ALL the kernel's processes together (resources.py: a cgroup, or polled PSS); an
+    # honest torch kernel holds ~300-400 MB, so this leaves room for big tensors but not for forks of hogs
+    kernel_memory_bytes: int | None = 3 << 30
+    nice: int = 10  # kernels run below the grader's CPU priority
+    processes: int = 64
+    file_size_bytes: int = 256 << 20
+    cpu_seconds: int = 900
+    disk_bytes: int = 1 << 30  # everything the kernel writes, all files together
+    disk_files: int = 20000
+    tmp_bytes: int = 256 << 20  # the private /tmp inside the namespaces (memory-backed)

@@ -189,7 +189,7 @@ def test_neighbours_cannot_starve_or_kill_an_honest_kernel(release, tmp_path, bo
     if bounds == "cgroups" and "memory" not in plan.cgroups:
         pytest.skip("no cgroups can be made here")
     plan = replace(plan, cgroups=plan.cgroups if bounds == "cgroups" else (),
-                   limits=replace(plan.limits, kernel_memory_bytes=3 << 29))  # 1.5 GB for a kernel in all
+                   caps=replace(plan.caps, kernel_memory_bytes=3 << 29))  # 1.5 GB for a kernel in all
     solution = notebook(release, "lab", "solution")
     hostile = {"a_cpu_hog": appended(notebook(release, "lab", "blank"), CPU_HOG),
                "c_memory_hog": appended(solution, MEMORY_HOG)}

@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..settings import IMAGE_READY_TIMEOUT
 from ..student_python import BOUNDS, IMAGE_SERVER
 from ..student_python.launch_image import Unavailable, ask
 from .safeio import make_private_dir
@@ -30,7 +31,6 @@ from .sandbox import SandboxPlan, kernel_env
 
 SERVER = IMAGE_SERVER.read_text()
 # BOUNDS (student_python/launch_bounds.py) is loaded by the image: each child sets launch.py's bounds
-READY_TIMEOUT = 120.0
 
 
 class ImageError(Exception):
@@ -41,7 +41,7 @@ def why_not(plan: SandboxPlan) -> str:
     """Why this run's kernels cannot start from an image, or ''."""
     if plan.unsandboxed:
         return "no sandbox: a kernel as your own user could reach the image"
-    if plan.limits.memory_bytes is None:
+    if plan.caps.memory_bytes is None:
         return "a GPU runner: CUDA is not shared between processes"
     if not hasattr(os, "pidfd_open"):
         return "this system has no pidfd (Linux 5.3 or newer)"
@@ -84,7 +84,7 @@ class KernelImage:
             raise ImageError(str(status.get("why") or "it refused")[:300])
 
     def _ready(self) -> dict:
-        deadline = time.monotonic() + READY_TIMEOUT
+        deadline = time.monotonic() + IMAGE_READY_TIMEOUT
         line = b""
         out = self.process.stdout.fileno()
         while not line.endswith(b"\n"):

@@ -1,6 +1,6 @@
 """Each kernel's share of the machine over ALL its processes: a memory total and a CPU share.
 
-The per-process rlimits (sandbox.ResourceLimits) do not bound a kernel that forks: 64 processes under 4 GB of
+The per-process rlimits (settings.KernelCaps) do not bound a kernel that forks: 64 processes under 4 GB of
 address space each can together exhaust the machine, and the OOM killer may then pick an honest kernel or
 the grader. So, per kernel, probed at run time:
 

@@ -29,11 +29,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..inkernel.errors import GraderError
+from ..settings import SANDBOX_PROBE_TIMEOUT, KernelCaps
 from ..student_python import BOUNDS, LAUNCHER
 from . import cleanup, resources
 from .safeio import make_kernel_dir, make_private_dir, write_new
 
-PROBE_TIMEOUT = 30
 STUDENT_ENV_ROOT = Path("/opt/attn-ref/student")  # setup.sh's place on Gradescope; `make` uses it as root
 
 # The kernel's first code: no attn_ref, and a stand-in for otter while grading (inkernel/boot.py).
@@ -42,23 +42,6 @@ KERNEL_BOOT = (Path(__file__).parents[1] / "inkernel" / "boot.py").read_text()
 
 class SandboxError(GraderError):
     """The kernel cannot be run as asked (no student environment, a sandbox that does not work)."""
-
-
-@dataclass(frozen=True)
-class ResourceLimits:
-    """A kernel's caps: memory, processes, files, disk, CPU time."""
-
-    memory_bytes: int | None = 4 << 30  # address space per process (torch maps ~1.5 GB at import); None: no cap (CUDA)
-    # resident memory of ALL the kernel's processes together (resources.py: a cgroup, or polled PSS); an
-    # honest torch kernel holds ~300-400 MB, so this leaves room for big tensors but not for forks of hogs
-    kernel_memory_bytes: int | None = 3 << 30
-    nice: int = 10  # kernels run below the grader's CPU priority
-    processes: int = 64
-    file_size_bytes: int = 256 << 20
-    cpu_seconds: int = 900
-    disk_bytes: int = 1 << 30  # everything the kernel writes, all files together
-    disk_files: int = 20000
-    tmp_bytes: int = 256 << 20  # the private /tmp inside the namespaces (memory-backed)
 
 
 @dataclass(frozen=True)
@@ -72,7 +55,7 @@ class SandboxPlan:
     tmp_size: bool = True  # bubblewrap can size the private /tmp
     cgroups: tuple[str, ...] = ()  # controllers a per-kernel cgroup is made with (probed; none: memory is polled)
     network_ban: bool = False  # the seccomp filter works here (probed): kernels without namespaces get it
-    limits: ResourceLimits = field(default_factory=ResourceLimits)
+    caps: KernelCaps = field(default_factory=KernelCaps)  # a kernel's memory, processes, files, disk, CPU
     warnings: tuple[str, ...] = ()
 
     @property
@@ -98,9 +81,9 @@ class SandboxPlan:
     def for_gpu(self) -> SandboxPlan:
         """CUDA reserves far more address space than it uses, and needs the GPU's device files."""
         if not self.bwrap:
-            return replace(self, limits=replace(self.limits, memory_bytes=None))
+            return replace(self, caps=replace(self.caps, memory_bytes=None))
         lost = "no namespaces (the kernel needs the GPU's devices)"
-        return replace(self, limits=replace(self.limits, memory_bytes=None), bwrap=None,
+        return replace(self, caps=replace(self.caps, memory_bytes=None), bwrap=None,
                        warnings=self.warnings + (f"GPU runner: {lost}" + ("" if self.network_ban else
                                                  f"; {_NETWORK_OPEN}"),))
 
@@ -141,7 +124,7 @@ def _probe_python(python: str, uid: int | None) -> tuple[str, str]:
     """(prefix, base prefix) of the kernel's interpreter, run as the kernel would be; SandboxError if unusable."""
     user = {"user": uid, "group": uid, "extra_groups": []} if uid is not None else {}
     try:
-        done = subprocess.run([python, "-I", "-c", PYTHON_PROBE], capture_output=True, text=True, timeout=PROBE_TIMEOUT,
+        done = subprocess.run([python, "-I", "-c", PYTHON_PROBE], capture_output=True, text=True, timeout=SANDBOX_PROBE_TIMEOUT,
                               env={"PATH": "/usr/bin:/bin", "HOME": "/"}, cwd="/", **user)
         prefix, base, clean, has_kernel = json.loads(done.stdout.strip().splitlines()[-1])
     except (OSError, subprocess.SubprocessError, ValueError, IndexError):
@@ -161,7 +144,7 @@ def _bwrap_works(bwrap: str, uid: int | None) -> bool:
     user = {"user": uid, "group": uid, "extra_groups": []} if uid is not None else {}
     try:
         done = subprocess.run([bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--ro-bind", "/", "/", "--proc", "/proc",
-                               "--dev", "/dev", "true"], capture_output=True, timeout=PROBE_TIMEOUT, cwd="/", **user)
+                               "--dev", "/dev", "true"], capture_output=True, timeout=SANDBOX_PROBE_TIMEOUT, cwd="/", **user)
     except (OSError, subprocess.SubprocessError):
         return False
     return done.returncode == 0
@@ -170,14 +153,14 @@ def _bwrap_works(bwrap: str, uid: int | None) -> bool:
 def _network_ban_works() -> bool:
     try:
         return subprocess.run([sys.executable, "-I", str(BOUNDS)], capture_output=True, cwd="/",
-                              timeout=PROBE_TIMEOUT).returncode == 0
+                              timeout=SANDBOX_PROBE_TIMEOUT).returncode == 0
     except (OSError, subprocess.SubprocessError):
         return False
 
 
 def _bwrap_sizes_tmpfs(bwrap: str) -> bool:
     try:
-        return "--size" in subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=PROBE_TIMEOUT).stdout
+        return "--size" in subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=SANDBOX_PROBE_TIMEOUT).stdout
     except (OSError, subprocess.SubprocessError):
         return False
 
@@ -254,7 +237,7 @@ def resolve(autograder: str | Path | None = None, python: str | None = None, nam
     plan = SandboxPlan(python=python, fresh_uids=root, bwrap=bwrap, mounts=mounts,
                        tmp_size=bool(bwrap) and _bwrap_sizes_tmpfs(bwrap),
                        warnings=tuple(_warnings(namespaces, bwrap, root, network_ban)),
-                       cgroups=resources.probe(ResourceLimits().processes), network_ban=network_ban)
+                       cgroups=resources.probe(KernelCaps().processes), network_ban=network_ban)
     _PLANS[key] = plan
     return plan
 
@@ -310,7 +293,7 @@ class Jail:
         self.cgroups = self._make_cgroups()
 
     def _make_cgroups(self) -> resources.KernelCgroups | None:
-        limits = self.plan.limits
+        limits = self.plan.caps
         controllers = tuple(c for c in self.plan.cgroups if c != "memory" or limits.kernel_memory_bytes)
         if not controllers:
             return None
@@ -346,7 +329,7 @@ class Jail:
 
     def launch_config(self, workdir: Path, tmpdir: Path, conn_dir: Path, sock_dir: Path) -> dict:
         """What launch.py needs to start one kernel: who, with which limits, in what."""
-        limits = self.plan.limits
+        limits = self.plan.caps
         nproc = limits.processes
         if not self.own_uid:  # RLIMIT_NPROC counts every process of the user
             nproc += cleanup.count_processes(self.uid)
@@ -370,7 +353,7 @@ class Jail:
 
     def _bwrap_argv(self, workdir: Path, conn_dir: Path, sock_dir: Path) -> list[str]:
         plan = self.plan
-        sized = ["--size", str(plan.limits.tmp_bytes)] if plan.tmp_size else []
+        sized = ["--size", str(plan.caps.tmp_bytes)] if plan.tmp_size else []
         argv = [plan.bwrap, "--die-with-parent", "--unshare-all", "--unshare-user", "--disable-userns", *sized, "--tmpfs", "/tmp",
                 *_system_binds()]
         for mount in plan.mounts:

@@ -358,7 +358,7 @@ class Supervisor(Runner):
         self._kill_kernel(run)
 
     def _over_disk(self, run: _Running) -> str:
-        limits = self.plan.limits
+        limits = self.plan.caps
         used, entries = cleanup.tree_usage(run.jail.base, limits.disk_files + 1)
         if run.jail.own_uid:
             more, count = cleanup.uid_disk_usage(run.jail.uid)
@@ -373,7 +373,7 @@ class Supervisor(Runner):
     def _over_memory(self, run: _Running) -> str:
         """Whether the kernel's processes together passed the kernel's memory bound: its cgroup's OOM killer
         ended one of them, or (no memory cgroup) their polled memory is over it."""
-        bound = self.plan.limits.kernel_memory_bytes
+        bound = self.plan.caps.kernel_memory_bytes
         if not bound:
             return ""
         cgroups = run.jail.cgroups

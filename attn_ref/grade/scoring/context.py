@@ -29,7 +29,8 @@ class GradingContext:
 
     def mistakes(self) -> MistakeRunner:
         if self.mistake_runner is None:
-            self.mistake_runner = MistakeRunner(self.session.jail.plan.python, self.checks.helpers, self.session.jail.image)
+            self.mistake_runner = MistakeRunner(self.session.jail.plan.python, self.checks.helpers, self.session.jail.image,
+                                               self.limits.mutants_reply)
         return self.mistake_runner
 
     def close(self) -> None:

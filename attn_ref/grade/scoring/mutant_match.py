@@ -20,19 +20,20 @@ import numpy as np
 
 from ..checks_json import FunctionUnit, Probe
 from ..isolation.image import HelperProcess, ImageError
+from ..settings import MUTANTS_REPLY_TIMEOUT
 from ..student_python import MISTAKES_RUNNER
 from . import comparators as scoring
 from .inputs import Input
 
 RUNNER = MISTAKES_RUNNER
-REPLY_TIMEOUT = 60.0  # seconds for one probe's mutants (the first also imports torch)
 
 
 class MistakeRunner:
     """The mutants' process of one grading: started on first use, ended with ``close``."""
 
-    def __init__(self, python: str, helpers: str, image: Path | None = None):
+    def __init__(self, python: str, helpers: str, image: Path | None = None, reply_timeout: float = MUTANTS_REPLY_TIMEOUT):
         self.python, self.helpers, self.image = python, helpers, image  # image: the batch's kernel image, if any
+        self.reply_timeout = reply_timeout  # seconds for one probe's mutants (settings.Limits.mutants_reply)
         self.process: subprocess.Popen | HelperProcess | None = None
         self.broken = False
         self.folder = Path(tempfile.mkdtemp(prefix="attn-ref-mistakes-"))
@@ -70,7 +71,7 @@ class MistakeRunner:
             self._send({"folder": str(folder), "function": task.function, "framework": task.framework,
                         "dtype": probe.dtype, "args": spec,
                         "mutants": [[i, m.source] for i, m in enumerate(task.mistakes)]})
-            reply = json.loads(_readline(self.process, REPLY_TIMEOUT))
+            reply = json.loads(_readline(self.process, self.reply_timeout))
             return {int(i): _loaded(folder, r["outputs"]) for i, r in reply["results"].items() if "outputs" in r}
         except (OSError, ValueError, KeyError, TimeoutError):
             self.broken = True  # the hint is optional: grading goes on without it

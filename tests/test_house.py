@@ -191,3 +191,32 @@ def test_no_function_is_too_tangled_to_read():
             if block.complexity > ABOVE_THE_LIMIT.get(key, MAX_COMPLEXITY):
                 found[f"{name}: {block.fullname}"] = block.complexity
     assert not found, f"above radon's complexity {MAX_COMPLEXITY}: {found}"
+
+
+# raised and caught inside the students' interpreter (student_python/: the launcher's and the image's own
+# "this cannot be done here, start afresh"), never reaching the grader's command line; and the kernel's boot
+# script, which starts a kernel when it is imported
+OWN_INTERPRETER = ("attn_ref.grade.student_python.", "attn_ref.grade.inkernel.boot")
+
+
+def test_each_side_has_one_exception_base():
+    """Every exception the package defines derives from GraderError (the grader) or ReleaseError (the
+    release builder), so the command line catches each side once and prints its message."""
+    import importlib
+
+    from attn_ref.grade.inkernel.errors import GraderError
+    from attn_ref.release.errors import ReleaseError
+
+    strays = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = module_name(path)
+        classes = [node.name for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.ClassDef)]
+        if name.startswith(OWN_INTERPRETER) or not classes:
+            continue
+        module = importlib.import_module(name)
+        for cls in (getattr(module, c, None) for c in classes):
+            if isinstance(cls, type) and issubclass(cls, BaseException) and cls not in (GraderError, ReleaseError):
+                base = GraderError if name.startswith("attn_ref.grade") else ReleaseError
+                if not issubclass(cls, base):
+                    strays.append(f"{name}.{cls.__name__} (not a {base.__name__})")
+    assert not strays, strays

@@ -15,6 +15,7 @@ from enum import Enum
 from pathlib import Path
 
 from .checks_json import Checks, QuestionUnit, Unit
+from .inkernel.errors import GraderError
 from .inkernel.text import cap, plain_lines, plain_text
 from .owned import write_private
 
@@ -59,7 +60,7 @@ def outcome(results: dict | Results) -> Outcome:
         return Outcome.NOT_GRADED  # a value this version does not know: no grade is assumed
 
 
-class ResultsError(ValueError):
+class ResultsError(GraderError, ValueError):
     """A results file (or what a grading process sent) that is not results: says what is wrong, and where."""
 
 

@@ -21,6 +21,7 @@ from nbclient.exceptions import CellExecutionError, DeadKernelError
 from ..grade.checks_json import EXPORT_MODULE
 from .cell_sources import failure
 from .course import Assignment, load_course
+from .errors import ReleaseError
 from .hidden_checks import checks, stamp
 from .locks import LockError, locked, pins
 from .notebooks import (
@@ -94,8 +95,10 @@ STUDENT_REQUIREMENTS_HEADER = """\
 """
 
 
-class BuildError(Exception):
+class BuildError(ReleaseError):
     """The release could not be built; nothing was moved into place. ``detail``: a traceback, shown with --verbose."""
+
+    exit_code = 1
 
     def __init__(self, message: str, detail: str = ""):
         super().__init__(message)

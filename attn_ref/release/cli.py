@@ -6,7 +6,6 @@ so these verbs exist only in a checkout.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from .paths import repo_root
@@ -20,13 +19,9 @@ def _answers(args) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from .course import CourseError, load_course
+    from .course import load_course
 
-    try:
-        assignments = [a for a in load_course(_course(args), args.only) if a.questions]
-    except CourseError as err:
-        print(f"attn-ref answers: {err}", file=sys.stderr)
-        return 2
+    assignments = [a for a in load_course(_course(args), args.only) if a.questions]
     for assignment in assignments:
         whose = f"{args.variant}'s variant" if args.variant else "the default variant (the note's numbers)"
         table = Table(title=f"{assignment.name}: answer key, {whose} (computed in {assignment.folder.name}/<question>/question.py)")
@@ -63,7 +58,7 @@ def _build(args) -> int:
 
     from .build import BuildError, build
     from .check import check_release
-    from .course import CourseError, load_course
+    from .course import load_course
 
     console = Console()
     out = Path(args.out).resolve() if args.out else repo_root()
@@ -75,19 +70,10 @@ def _build(args) -> int:
             failures.extend(r for r in rows if not r.ok)
             raise BuildError("the release failed its checks; nothing was moved into place")
 
-    try:
-        load_course(_course(args), args.only)  # a bad course or --only: say so before any work
-        with console.status("building (otter assign, executing solutions, checking)..."):
-            built = build(out, _course(args), only=args.only, runner=args.runner, pdf=args.pdf,
-                          verify=None if args.no_check else verify, with_otter_zip=args.otter_zip)
-    except CourseError as err:
-        print(f"attn-ref build: {err}", file=sys.stderr)
-        return 2
-    except BuildError as err:
-        print(f"attn-ref build: {err}", file=sys.stderr)
-        if args.verbose and err.detail:
-            print(err.detail, file=sys.stderr)
-        return 1
+    load_course(_course(args), args.only)  # a bad course or --only: say so before any work
+    with console.status("building (otter assign, executing solutions, checking)..."):
+        built = build(out, _course(args), only=args.only, runner=args.runner, pdf=args.pdf,
+                      verify=None if args.no_check else verify, with_otter_zip=args.otter_zip)
     table = Table(title=f"attn-ref build -> {out}")
     for column in ("assignment", "otter assign s", "solution run s", "total s"):
         table.add_column(column)
@@ -111,25 +97,17 @@ def _check(args) -> int:
 
 
 def _requirements(args) -> int:
-    from .locks import LockError, locked, ranges
+    from .locks import locked, ranges
 
-    try:
-        print(ranges(args.environment) if args.ranges else locked(args.environment), end="")
-    except LockError as err:
-        print(f"attn-ref requirements: {err}", file=sys.stderr)
-        return 2
+    print(ranges(args.environment) if args.ranges else locked(args.environment), end="")
     return 0
 
 
 def _lock(args) -> int:
-    from .locks import LockError, write_locks
+    from .locks import write_locks
 
-    try:
-        for path in write_locks():
-            print(f"wrote {path}")
-    except LockError as err:
-        print(f"attn-ref lock: {err}", file=sys.stderr)
-        return 2
+    for path in write_locks():
+        print(f"wrote {path}")
     return 0
 
 

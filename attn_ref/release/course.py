@@ -30,12 +30,13 @@ from pathlib import Path
 from types import ModuleType
 
 from ..grade.checks_json import VISIBILITIES
+from .errors import ReleaseError
 from .units import Mutant, Question, Task
 
 UNIT_FILES = ("question.py", "task.py")  # a unit folder holds exactly one: its kind
 
 
-class CourseError(Exception):
+class CourseError(ReleaseError):
     """An assignment's sources are wrong: the message names the file and what to fix."""
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
+from .errors import ReleaseError
 from .paths import repo_root
 
 PYTHON_FLOOR = "3.10"  # Gradescope's Ubuntu 22.04 image
@@ -37,7 +38,7 @@ PACKAGES = {
 LINUX_ONLY = re.compile(r"sys_platform == 'linux'")
 
 
-class LockError(Exception):
+class LockError(ReleaseError):
     """A lock is missing or cannot be made; the message says what to run."""
 
 

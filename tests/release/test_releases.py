@@ -162,6 +162,20 @@ def test_cli_rejects_bad_arguments(capsys):
     assert "no assignment 'nope'" in capsys.readouterr().err and not Path("/nonexistent-attn-ref").exists()
 
 
+def test_each_sides_errors_are_caught_once_at_the_command_line(capsys, tmp_path):
+    """A grader error (a file that is not an autograder) and a release error (a course without a registry) each print
+    one line, `attn-ref VERB: message`, with no traceback."""
+    from attn_ref.cli import main
+
+    (tmp_path / "s.ipynb").write_text("{}")
+    assert main(["grade", str(tmp_path / "s.ipynb"), "--autograder", str(tmp_path / "none.zip")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("attn-ref grade: ") and "no such autograder" in err and "Traceback" not in err
+    assert main(["answers", "--course", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("attn-ref answers: ") and "registry.py: missing" in err and err.count("\n") == 1
+
+
 # ---- what the TA and the students read ---------------------------------------------------------------
 
 def test_every_verb_has_a_description_and_an_example(capsys):

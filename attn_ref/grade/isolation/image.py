@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..inkernel.errors import GraderError
 from ..settings import IMAGE_READY_TIMEOUT
 from ..student_python import BOUNDS, IMAGE_SERVER
 from ..student_python.launch_image import Unavailable, ask
@@ -33,7 +34,7 @@ SERVER = IMAGE_SERVER.read_text()
 # BOUNDS (student_python/launch_bounds.py) is loaded by the image: each child sets launch.py's bounds
 
 
-class ImageError(Exception):
+class ImageError(GraderError):
     """The image could not be started: kernels start afresh (the reason says why)."""
 
 

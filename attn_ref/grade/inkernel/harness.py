@@ -18,7 +18,7 @@ import numpy as np
 
 from ...portable.typerules import describe  # sent with the harness
 from .text import cap  # sent with the harness
-from .wire import MAX_OUTPUTS, PROTOCOL, SAVED_AS  # sent with the harness
+from .wire import MAX_OUTPUTS, PROTOCOL, SAVED_AS, Call  # sent with the harness
 
 MATMULS = {"matmul", "__matmul__", "__rmatmul__", "mm", "bmm", "linear", "einsum", "tensordot", "inner", "dot", "addmm",
            "baddbmm", "matmul_"}
@@ -342,20 +342,20 @@ def _failure(err, watch):
 
 def _load_args(spec, call_dir, torch):
     args, kwargs, named = [], {}, {}
-    for arg in spec["args"]:
-        if arg["kind"] == "array":
-            value = np.load(os.path.join(call_dir, arg["file"]), allow_pickle=False)
+    for arg in spec.args:
+        if arg.kind == "array":
+            value = np.load(os.path.join(call_dir, arg.file), allow_pickle=False)
             if value.dtype.kind == "f":
-                value = value.astype(arg["dtype"])
+                value = value.astype(arg.dtype)
             if torch is not None:
-                value = torch.from_numpy(value).to(arg["device"])
-        elif arg["kind"] == "device":
-            value = arg["device"]
+                value = torch.from_numpy(value).to(arg.device)
+        elif arg.kind == "device":
+            value = arg.device
         else:
-            value = arg["value"]
-        named[arg["name"]] = value
-        if arg["keyword"]:
-            kwargs[arg["name"]] = value
+            value = arg.value
+        named[arg.name] = value
+        if arg.keyword:
+            kwargs[arg.name] = value
         else:
             args.append(value)
     return args, kwargs, named
@@ -363,30 +363,30 @@ def _load_args(spec, call_dir, torch):
 
 def _call(function, call_dir, out_dir):
     with open(os.path.join(call_dir, "call.json")) as f:
-        spec = json.load(f)
+        spec = Call.from_json(json.load(f))
     ns = _main_namespace()
     fn = ns.get(function)
     if not callable(fn):
         return {"protocol": PROTOCOL, "ok": False, "error": "function `%s` is not defined" % function}
     torch = None
-    if spec["framework"] == "torch":
+    if spec.framework == "torch":
         import torch
 
         _reset_torch(torch)
-    substitutes = _substitutes(spec.get("substitutes", {}))
+    substitutes = _substitutes(spec.substitutes)
     saved = {name: ns.get(name, _MISSING) for name in substitutes}
     ns.update(substitutes)
     watch = None
     try:
         # "calls": the function is called that many times on fresh copies of the inputs and the last result is
         # graded (state kept between calls shows: a second call must start from an empty cache)
-        for call_number in range(max(1, min(int(spec.get("calls", 1)), 3))):
+        for call_number in range(spec.calls):
             args, kwargs, named = _load_args(spec, call_dir, torch)
             if torch is None:
                 result = fn(*args, **kwargs)
                 continue
             if call_number == 0:  # one watch for every call: a forbidden call in any of them counts
-                watch = _Watch(torch, {n: named[n] for n in spec.get("count_projections", [])}, spec.get("tripwire", False))
+                watch = _Watch(torch, {n: named[n] for n in spec.count_projections}, spec.tripwire)
             result = _watched_call(fn, args, kwargs, spec, named, torch, watch)
     except Exception as err:  # noqa: BLE001 - the student's function raised
         return _failure(err, watch)
@@ -402,11 +402,11 @@ def _call(function, call_dir, out_dir):
 def _watched_call(fn, args, kwargs, spec, named, torch, watch):
     """A torch call under the watch's modes: meta values stood in for, forbidden calls seen, projections counted."""
     on_meta = any(isinstance(v, torch.Tensor) and v.device.type == "meta" for v in named.values())
-    on_meta |= any(a["kind"] == "device" and a["device"] == "meta" for a in spec["args"])
+    on_meta |= any(a.kind == "device" and a.device == "meta" for a in spec.args)
     with contextlib.ExitStack() as modes:
         if on_meta:
             modes.enter_context(watch.meta_mode())
-        if spec.get("tripwire"):
+        if spec.tripwire:
             modes.enter_context(watch.dispatch_mode())
         modes.enter_context(watch.function_mode())
         return fn(*args, **kwargs)
@@ -420,12 +420,12 @@ def _reply(result, spec, named, watch, out_dir):
         form, items = "single", [result]
     reply = {"protocol": PROTOCOL, "ok": True, "form": form, "count": len(items),
              "outputs": [_save(item, out_dir, "out%d.npy" % i) for i, item in enumerate(items[:MAX_OUTPUTS])]}
-    if spec.get("return_inputs"):
-        arrays = [a for a in spec["args"] if a["kind"] == "array"]
-        reply["inputs_after"] = [_save(named[a["name"]], out_dir, "in%d.npy" % i) for i, a in enumerate(arrays)]
+    if spec.return_inputs:
+        arrays = [a for a in spec.args if a.kind == "array"]
+        reply["inputs_after"] = [_save(named[a.name], out_dir, "in%d.npy" % i) for i, a in enumerate(arrays)]
     if watch is not None:
         reply["forbidden_called"] = sorted(watch.forbidden_called)
-        if spec.get("count_projections"):
+        if spec.count_projections:
             reply["projected_rows"] = watch.rows
         reply["autograd_used"] = watch.autograd_used
     return reply

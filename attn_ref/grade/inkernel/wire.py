@@ -4,7 +4,8 @@ Standard library only: this file's source is sent into the kernel with the harne
 ``session.KERNEL_MODULES``; the student environment has no attn_ref), and the grader parses every reply
 with it. The checks the grader reads from the autograder zip are another format (``attn_ref/grade/checks_json.py``).
 
-**A call** (grader -> kernel, ``call.json`` in a folder the kernel can only read)::
+**A call** (grader -> kernel, ``call.json`` in a folder the kernel can only read; ``Call.to_json`` and
+``Call.from_json``, the grader's and the harness's ends)::
 
     {"protocol": 1, "function": "softmax", "framework": "numpy" | "torch",
      "args": [{"name": "x", "kind": "array", "file": "arg0.npy", "dtype": "float32", "device": "cpu",
@@ -133,6 +134,62 @@ def valid_description(desc, depth: int = 0) -> bool:
 # ---- a call ------------------------------------------------------------------------------------------
 
 SCALAR_FORMS = ("python", "numpy", "tensor")
+
+@dataclass(frozen=True)
+class CallArg:
+    """One argument of a call: an array in a file of the call's folder, a device, or a literal value."""
+
+    name: str
+    kind: str  # "array" | "device" | "value"
+    keyword: bool = False  # passed by name
+    file: str = ""  # array: its .npy
+    dtype: str = ""  # array: its dtype in the student's hands
+    device: str = ""  # array: where it goes; device: the device itself
+    value: object = None  # value: the literal
+
+    def to_json(self) -> dict:
+        found = {"name": self.name, "kind": self.kind, "keyword": self.keyword}
+        if self.kind == "array":
+            found.update(file=self.file, dtype=self.dtype, device=self.device)
+        elif self.kind == "device":
+            found["device"] = self.device
+        else:
+            found["value"] = self.value
+        return found
+
+    @classmethod
+    def from_json(cls, raw: dict) -> "CallArg":
+        return cls(raw["name"], raw["kind"], bool(raw.get("keyword")), raw.get("file", ""), raw.get("dtype", ""),
+                   raw.get("device", ""), raw.get("value"))
+
+
+@dataclass(frozen=True)
+class Call:
+    """What the grader asks the kernel: call ``function`` on ``args`` (``calls`` times, the last result
+    replied), with known-correct earlier functions bound by name while it runs."""
+
+    function: str
+    framework: str  # "numpy" | "torch"
+    args: tuple = ()  # CallArg, ...
+    return_inputs: bool = False  # reply with the array inputs as they are after the call
+    count_projections: tuple = ()  # names of inputs whose rows multiplied in a matmul are counted
+    tripwire: bool = False  # watch for forbidden calls
+    calls: int = 1  # 1 to 3
+    substitutes: dict = None  # {function: source}
+
+    def to_json(self) -> dict:
+        return {"protocol": PROTOCOL, "function": self.function, "framework": self.framework,
+                "args": [a.to_json() for a in self.args], "return_inputs": self.return_inputs,
+                "count_projections": list(self.count_projections), "tripwire": self.tripwire, "calls": self.calls,
+                "substitutes": dict(self.substitutes or {})}
+
+    @classmethod
+    def from_json(cls, raw: dict) -> "Call":
+        """The grader's own call.json, read in the kernel (trusted data, written by the grader)."""
+        return cls(raw["function"], raw["framework"], tuple(CallArg.from_json(a) for a in raw["args"]),
+                   bool(raw.get("return_inputs")), tuple(raw.get("count_projections", ())), bool(raw.get("tripwire")),
+                   max(1, min(int(raw.get("calls", 1)), 3)), dict(raw.get("substitutes", {})))
+
 
 @dataclass(frozen=True)
 class Output:

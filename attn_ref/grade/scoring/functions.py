@@ -13,7 +13,7 @@ import numpy as np
 from .. import withheld
 from ..checks_json import FunctionUnit, Probe
 from ..inkernel.text import cap
-from ..inkernel.wire import PROTOCOL, MalformedReply, Status, parse_call_reply
+from ..inkernel.wire import Call, CallArg, MalformedReply, Status, parse_call_reply
 from ..isolation.safeio import UnsafeReply
 from ..results import TestResult, entry
 from ..session import BudgetExhausted
@@ -33,29 +33,19 @@ def _npy(array: np.ndarray) -> bytes:
 
 def call_files(task: FunctionUnit, probe: Probe, args: list[Input], substitutes: dict) -> dict[str, bytes]:
     """The call (protocol) and its input arrays, as the files of one exchange's inbox."""
-    files, spec_args = {}, []
+    files, call_args = {}, []
     for i, a in enumerate(args):
-        arg = {"name": a.name, "kind": a.kind, "keyword": a.keyword}
         if a.kind == "array":
             files[f"arg{i}.npy"] = _npy(a.data)
-            arg.update(file=f"arg{i}.npy", dtype=str(a.data.dtype), device=probe.device)
+            call_args.append(CallArg(a.name, "array", a.keyword, file=f"arg{i}.npy", dtype=str(a.data.dtype), device=probe.device))
         elif a.kind == "device":
-            arg["device"] = a.data
+            call_args.append(CallArg(a.name, "device", a.keyword, device=a.data))
         else:
-            arg["value"] = a.data
-        spec_args.append(arg)
-    call = {
-        "protocol": PROTOCOL,
-        "function": task.function,
-        "framework": task.framework,
-        "args": spec_args,
-        "return_inputs": "inputs_unchanged" in probe.checks,
-        "count_projections": list(probe.options.get("count_projections", [])),
-        "tripwire": bool(task.forbidden),
-        "calls": int(probe.options.get("calls", 1)),
-        "substitutes": substitutes,
-    }
-    files["call.json"] = json.dumps(call).encode()
+            call_args.append(CallArg(a.name, "value", a.keyword, value=a.data))
+    call = Call(task.function, task.framework, tuple(call_args), return_inputs="inputs_unchanged" in probe.checks,
+                count_projections=tuple(probe.options.get("count_projections", ())), tripwire=bool(task.forbidden),
+                calls=int(probe.options.get("calls", 1)), substitutes=substitutes)
+    files["call.json"] = json.dumps(call.to_json()).encode()
     return files
 
 

@@ -32,7 +32,7 @@ def _meta_args(task) -> tuple[list, dict]:
     """The task's meta probe's arguments, as the harness passes them (inputs on meta, `device="meta"`)."""
     probe = next(p for p in task.probes if p.device == "meta")
     args, kwargs = [], {}
-    for name, spec in probe.args:
+    for name, spec in ((a.name, a.spec) for a in probe.args):
         if "normal" in spec:
             value = torch.zeros(spec["normal"]).to("meta")
         elif "mask" in spec:

@@ -147,7 +147,19 @@ def write_canvas(out: Path, book, roster: Path, assignment: str | None = None, l
     refused = {i for i, row in enumerate(roster_rows) if _formula_ids(row)}
     column, chosen = choose_column(loaded.columns, book.checks, assignment)
     book.notes.append(chosen)
-    claims: dict[int, list[tuple]] = {}  # roster row -> (graded, who) of every submission that matched it
+    claims, unmatched, missing = _match_every_member(book, roster_rows, refused, login_domain)
+    scores = _scores_of_claimed_rows(claims, roster_rows, unmatched)
+    points = sum(book.maximum(u) for u in book.units + book.written_units)
+    rows = [["Points Possible", "", "", "", "", points]]
+    rows += [[row[k] for k in ROSTER_FIELDS] + [scores.get(i)] for i, row in enumerate(roster_rows) if i not in refused]
+    write_csv(out / "canvas.csv", [*ROSTER_FIELDS, column], rows)
+    return _write_what_was_left_out(out, [roster_rows[i] for i in sorted(refused)], missing, unmatched)
+
+
+def _match_every_member(book, roster_rows: list[dict], refused: set[int], login_domain: str | None):
+    """Each group member's one roster row: (roster row -> the (graded, person, who) that claim it, the
+    members that match none, several or a refused row, the members whose submission has no grade)."""
+    claims: dict[int, list[tuple]] = {}
     unmatched, missing = [], []
     for g in book.graded:
         for person in g.sub.members:
@@ -161,6 +173,12 @@ def write_canvas(out: Path, book, roster: Path, assignment: str | None = None, l
                                   "reason": _why_unmatched(person, [roster_rows[i] for i in found], bool(found) and found[0] in refused)})
             else:
                 claims.setdefault(found[0], []).append((g, person, who))
+    return claims, unmatched, missing
+
+
+def _scores_of_claimed_rows(claims: dict[int, list[tuple]], roster_rows: list[dict], unmatched: list[dict]) -> dict[int, float | None]:
+    """roster row -> the score imported there: only a row that one submission alone claims gets one (the
+    others are added to ``unmatched`` with the reason)."""
     scores: dict[int, float | None] = {}
     for i, claimants in claims.items():
         row_name = roster_rows[i]["Student"]
@@ -175,13 +193,15 @@ def write_canvas(out: Path, book, roster: Path, assignment: str | None = None, l
                               f"{first.name!r} of the same submission: its score goes there once"})
         if g.has_grade:
             scores[i] = g.total
-    points = sum(book.maximum(u) for u in book.units + book.written_units)
-    rows = [["Points Possible", "", "", "", "", points]]
-    rows += [[row[k] for k in ROSTER_FIELDS] + [scores.get(i)] for i, row in enumerate(roster_rows) if i not in refused]
-    write_csv(out / "canvas.csv", [*ROSTER_FIELDS, column], rows)
+    return scores
+
+
+def _write_what_was_left_out(out: Path, refused: list[dict], missing: list[dict], unmatched: list[dict]) -> list[str]:
+    """canvas-missing.csv and canvas-unmatched.csv (each removed when empty), and a warning for each thing
+    left out of canvas.csv."""
     warnings = []
     if refused:
-        warnings.append(f"canvas.csv: {len(refused)} roster row(s) left out ({_names([roster_rows[i] for i in sorted(refused)], 'Student')}): an ID starts with "
+        warnings.append(f"canvas.csv: {len(refused)} roster row(s) left out ({_names(refused, 'Student')}): an ID starts with "
                         f"{FORMULA_WORDS}, and escaping it would break Canvas's match")
     if missing:
         write_csv(out / "canvas-missing.csv", list(missing[0]), missing)

@@ -19,6 +19,7 @@ import difflib
 import html
 import io
 import re
+from collections import Counter
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
@@ -289,32 +290,8 @@ def _overview(measured: list[Measured]) -> list[tuple[str, str, dict[str, float]
 
 
 def _summary(book, measured: list[Measured], overview: list, scores: Comparison) -> str:
-    graded = book.graded
-    students = sum(max(1, len(g.sub.students)) for g in graded)
-    groups = sum(len(g.sub.students) > 1 for g in graded)
-    statuses: dict[str, int] = {}
-    for g in graded:
-        if g.status != Status.OK.value:
-            statuses[g.status] = statuses.get(g.status, 0) + 1
-    bad = sum(statuses.values())
-    common = sorted(statuses.items(), key=lambda item: (-item[1], item[0]))  # reasons can be many and long: the top few
-    shown = ", ".join(f"{n} × {html.escape(s[:80])}" for s, n in common[:3]) + (f", {len(common) - 3} other reasons" if len(common) > 3 else "")
-    items = [f"<b>{len(graded)} submissions, {students} students</b>" + (f" ({groups} group submissions)" if groups else "")
-             + f"; {len(graded) - bad} graded ok" + (f", {bad} not ({shown}; grades.csv says why)" if bad else "")]
-    if not scores.export:
-        items.append("Gradescope: not an export, no scores to compare.")
-    elif not scores.compared:
-        items.append("Gradescope: <b>the export has no scores</b>, so none were compared.")
-    elif not scores.rows:
-        items.append(f"Gradescope: every local score equals Gradescope's ({scores.compared} compared"
-                     + (f"; {scores.unscored} without a score in the export" if scores.unscored else "") + ").")
-    else:
-        more = len(scores.rows) - SUMMARY_ROWS
-        items.append(f"<b>Scores that differ from Gradescope's: {len(scores.rows)} of {scores.compared}</b>"
-                     + (f" ({scores.unscored} without a score in the export)" if scores.unscored else "")
-                     + _score_table(scores.rows[:SUMMARY_ROWS])
-                     + (f'… and {more} more in <a href="#gradescope">the full list</a>.' if more > 0 else ""))
-    flagged = [_who(g) for g in graded if _flags(g)]
+    items = [_class_line(book.graded), _gradescope_line(scores)]
+    flagged = [_who(g) for g in book.graded if _flags(g)]
     items.append(f'<b>Integrity flags: {len(flagged)} submissions</b> ({_names(flagged)}; <a href="#flags">each flag</a>).'
                  if flagged else "Integrity flags: none.")
     units = {u for _, _, found in overview for u in found}
@@ -324,6 +301,33 @@ def _summary(book, measured: list[Measured], overview: list, scores: Comparison)
             f"Code similarity: no pair at {THRESHOLD:.0%} or more in {len(measured)} questions")
     items.append(line + (f"; {unmeasured} questions not measured" if unmeasured else "") + ".")
     return '<section id="summary"><h2>Summary</h2><ul>' + "".join(f"<li>{i}</li>" for i in items) + "</ul></section>"
+
+
+def _class_line(graded: list) -> str:
+    """How many submissions and students, how many graded ok, and the commonest reasons the rest were not."""
+    students = sum(max(1, len(g.sub.students)) for g in graded)
+    groups = sum(len(g.sub.students) > 1 for g in graded)
+    statuses = Counter(g.status for g in graded if g.status != Status.OK.value)
+    bad = sum(statuses.values())
+    common = sorted(statuses.items(), key=lambda item: (-item[1], item[0]))  # reasons can be many and long: the top few
+    shown = ", ".join(f"{n} × {html.escape(s[:80])}" for s, n in common[:3]) + (f", {len(common) - 3} other reasons" if len(common) > 3 else "")
+    return (f"<b>{len(graded)} submissions, {students} students</b>" + (f" ({groups} group submissions)" if groups else "")
+            + f"; {len(graded) - bad} graded ok" + (f", {bad} not ({shown}; grades.csv says why)" if bad else ""))
+
+
+def _gradescope_line(scores: Comparison) -> str:
+    """Whether the local scores equal Gradescope's, and the first that differ."""
+    if not scores.export:
+        return "Gradescope: not an export, no scores to compare."
+    if not scores.compared:
+        return "Gradescope: <b>the export has no scores</b>, so none were compared."
+    unscored = f"{scores.unscored} without a score in the export" if scores.unscored else ""
+    if not scores.rows:
+        return f"Gradescope: every local score equals Gradescope's ({scores.compared} compared" + (f"; {unscored}" if unscored else "") + ")."
+    more = len(scores.rows) - SUMMARY_ROWS
+    return (f"<b>Scores that differ from Gradescope's: {len(scores.rows)} of {scores.compared}</b>"
+            + (f" ({unscored})" if unscored else "") + _score_table(scores.rows[:SUMMARY_ROWS])
+            + (f'… and {more} more in <a href="#gradescope">the full list</a>.' if more > 0 else ""))
 
 
 def _pairs_section(book, overview: list) -> str:

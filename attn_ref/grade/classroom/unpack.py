@@ -107,22 +107,27 @@ def _plan(archive: zipfile.ZipFile) -> tuple[tuple[str, ...], dict[str, list], d
         rest = parts[len(prefix):]
         folder = rest[0] if len(rest) > 1 else ""
         by_folder.setdefault(folder, []).append((member, rest))
-    refused = {}
-    for folder, found in by_folder.items():
-        files = [m for m, _ in found if not m.is_dir()]
-        why = next((w for m in files if (w := _too_big(m))), "")
-        if folder == "":  # the export's own files: its metadata, bounded on its own
-            meta = next((m for m in files if m.filename.endswith(METADATA)), None)
-            if meta is not None and meta.file_size > MAX_METADATA:
-                raise AutograderError(f"the export's {METADATA} is {meta.file_size >> 20} MB; at most {MAX_METADATA >> 20} MB")
-            continue
-        if not why and len(files) > MAX_SUBMISSION_FILES:
-            why = f"it holds {len(files)} files; a submission may hold at most {MAX_SUBMISSION_FILES}"
-        if not why and sum(m.file_size for m in files) > MAX_SUBMISSION:
-            why = f"its files are {sum(m.file_size for m in files) >> 20} MB unpacked; at most {MAX_SUBMISSION >> 20} MB"
-        if why:
-            refused[folder] = why
+    files = {folder: [m for m, _ in found if not m.is_dir()] for folder, found in by_folder.items()}
+    _bound_metadata(files.pop("", []))  # the export's own files: its metadata, bounded on its own
+    refused = {folder: why for folder, found in files.items() if (why := _why_refused(found))}
     return prefix, by_folder, refused
+
+
+def _bound_metadata(files: list[zipfile.ZipInfo]) -> None:
+    meta = next((m for m in files if m.filename.endswith(METADATA)), None)
+    if meta is not None and meta.file_size > MAX_METADATA:
+        raise AutograderError(f"the export's {METADATA} is {meta.file_size >> 20} MB; at most {MAX_METADATA >> 20} MB")
+
+
+def _why_refused(files: list[zipfile.ZipInfo]) -> str:
+    """Why one submission's files are not unpacked (a file too big or a bomb, too many, too much), or ""."""
+    if why := next((w for m in files if (w := _too_big(m))), ""):
+        return why
+    if len(files) > MAX_SUBMISSION_FILES:
+        return f"it holds {len(files)} files; a submission may hold at most {MAX_SUBMISSION_FILES}"
+    if (size := sum(m.file_size for m in files)) > MAX_SUBMISSION:
+        return f"its files are {size >> 20} MB unpacked; at most {MAX_SUBMISSION >> 20} MB"
+    return ""
 
 
 def _stream(archive: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path) -> str:

@@ -131,11 +131,8 @@ def merge_written_scores(folder: Path, book) -> list[str]:
     points = {f"{w.question}_written": float(w.points) for w in book.checks.written}
     path = folder / SHEET
     typed = _read_sheet(path)
-    by_submission: dict[str, list[int]] = {}
-    for i, row in enumerate(typed):
-        by_submission.setdefault(_cell(row, "submission"), []).append(i)
     people = [(g, {"submission": g.sub.file_name, **person.row()}) for g in book.graded for person in g.sub.members]
-    matches = [[i for i in by_submission.get(_cell(row, "submission"), []) if _same_student(typed[i], row)] for _, row in people]
+    matches = _rows_of_each(typed, [row for _, row in people])
     claims = Counter(i for found in matches for i in found)
     warnings, rows, ambiguous = [], [], False
     for (g, row), found in zip(people, matches):
@@ -146,17 +143,7 @@ def merge_written_scores(folder: Path, book) -> list[str]:
             warnings.append(f"{SHEET}: {row['name']!r} of {row['submission']!r}: {why}; no score is given from them, and "
                             "the sheet is left as it is until each student has one row")
             found = []
-        old = typed[found[0]] if found else {}
-        for column in columns:
-            text = (old.get(column) or "").strip()
-            value = _score(text, column, points[column], row["name"], warnings)
-            row[column] = text if value is None else value  # a number again, so the sheet keeps it as one
-            if value is None:
-                g.written.setdefault(column, None)
-            elif g.written.get(column) is not None and g.written[column] != value:
-                warnings.append(f"{SHEET}: {g.sub.key}, {column}: group members have different scores; the first is used")
-            else:
-                g.written[column] = value
+        _take_scores(g, row, typed[found[0]] if found else {}, points, warnings)
         rows.append(row)
     orphans = [row for i, row in enumerate(typed) if i not in claims and any((row.get(c) or "").strip() for c in columns)]
     if orphans:
@@ -166,3 +153,26 @@ def merge_written_scores(folder: Path, book) -> list[str]:
     if not ambiguous:  # rewritten only when every typed score found its one student: nothing typed is lost
         write_csv(path, ID_FIELDS + columns, rows + [{k: r.get(k) for k in ID_FIELDS + columns} for r in orphans])
     return warnings
+
+
+def _rows_of_each(typed: list[dict], people: list[dict]) -> list[list[int]]:
+    """For each student of the class, the indexes of the sheet's rows that could be theirs."""
+    by_submission: dict[str, list[int]] = {}
+    for i, row in enumerate(typed):
+        by_submission.setdefault(_cell(row, "submission"), []).append(i)
+    return [[i for i in by_submission.get(_cell(row, "submission"), []) if _same_student(typed[i], row)] for row in people]
+
+
+def _take_scores(g, row: dict, old: dict, points: dict[str, float], warnings: list[str]) -> None:
+    """Copy one student's typed scores (``old``, their sheet row) into ``row`` (the sheet's new row) and into
+    their submission's written scores; a blank or bad score is None there."""
+    for column, top in points.items():
+        text = (old.get(column) or "").strip()
+        value = _score(text, column, top, row["name"], warnings)
+        row[column] = text if value is None else value  # a number again, so the sheet keeps it as one
+        if value is None:
+            g.written.setdefault(column, None)
+        elif g.written.get(column) is not None and g.written[column] != value:
+            warnings.append(f"{SHEET}: {g.sub.key}, {column}: group members have different scores; the first is used")
+        else:
+            g.written[column] = value

@@ -123,6 +123,43 @@ class TaskEvidence:
     credited: list[str]
 
 
+def _why_not_run(ctx: GradingContext, static_hits: list[str], hung: bool, crashes: int) -> str:
+    """Why the task's next probe is not run (a banned reference, a forbidden name in the source, an
+    earlier probe that hung or crashed too often), or "" when it is."""
+    if crashes >= MAX_CRASHES:
+        return "not run: earlier probes of this task crashed the kernel"
+    if hung:
+        return "not run: an earlier probe of this task did not finish"
+    if ctx.banned:
+        return REFERENCE_MESSAGE
+    if static_hits:
+        return f"uses {', '.join(static_hits)}, which this task does not allow"
+    return ""
+
+
+def _call_once(ctx: GradingContext, task: FunctionUnit, probe: Probe, args: list[Input], reference: list,
+               substitutes: dict) -> tuple[bool, str, tuple, Status, dict]:
+    """One probe's call: (passed, message, forbidden names the kernel saw, status, its stats)."""
+    stats: dict = {}
+    if substitutes:
+        ctx.session.tainted = True  # before the call that carries them: see withheld.py
+    try:
+        ok, message, forbidden, status = run_probe(ctx, task, probe, args, reference, substitutes, stats)
+    except BudgetExhausted:
+        ok, message, forbidden, status = False, "not graded: the time budget for this submission ran out", (), Status.BUDGET
+    return ok, message, forbidden, status, stats
+
+
+def _charge_tripwire(lines: list[tuple], tripped: set[str], tainted: bool) -> tuple[list[tuple], set[str]]:
+    """A forbidden call the tripwire saw, however it was reached, scores the whole task 0."""
+    if tripped and tainted:  # the names are the kernel's word, and it has read a stand-in
+        tripped = {withheld.FORBIDDEN_NAMES}
+    if not tripped:
+        return lines, tripped
+    names = ", ".join(sorted(tripped))
+    return [(False, label, points, f"called {names}, which this task does not allow") for _, label, points, _ in lines], tripped
+
+
 def grade_task(ctx: GradingContext, t_index: int, task: FunctionUnit, by_name: dict[str, FunctionUnit],
                graded: list[TestResult], before_call: Callable[[Probe, list[Input], list], None] | None = None,
                ) -> tuple[TestResult, TaskEvidence, bool]:
@@ -137,24 +174,15 @@ def grade_task(ctx: GradingContext, t_index: int, task: FunctionUnit, by_name: d
     for p_index, probe in enumerate(task.probes):
         if probe.device == "cuda" and not cuda:
             continue  # no GPU on this runner: the line is left out of the score and the maximum
-        if ctx.banned or static_hits or hung or crashes >= MAX_CRASHES:
-            why = REFERENCE_MESSAGE if ctx.banned else f"uses {', '.join(static_hits)}, which this task does not allow"
-            why = "not run: an earlier probe of this task did not finish" if hung else why
-            why = "not run: earlier probes of this task crashed the kernel" if crashes >= MAX_CRASHES else why
+        if why := _why_not_run(ctx, static_hits, hung, crashes):
             lines.append((False, probe.name, probe.points, why))
             continue
         args = generate(probe, probe_rng(ctx.seed, t_index, p_index))
         reference = reference_outputs(ctx.autograder.reference(task.reference), args)  # meta probes: its shapes
         proven[len(lines)] = evidence.is_evidence(probe, args, reference)
-        stats: dict = {}
         if before_call is not None:
             before_call(probe, args, reference)
-        if substitutes:
-            ctx.session.tainted = True  # before the call that carries them: see withheld.py
-        try:
-            ok, message, forbidden, status = run_probe(ctx, task, probe, args, reference, substitutes, stats)
-        except BudgetExhausted:
-            ok, message, forbidden, status = False, "not graded: the time budget for this submission ran out", (), Status.BUDGET
+        ok, message, forbidden, status, stats = _call_once(ctx, task, probe, args, reference, substitutes)
         report.append({"task": task.name, "probe": probe.name, "device": probe.device, "dtype": probe.dtype,
                        "passed": ok, "max_error": _one_digit(stats.get("max_error")),
                        **({"mistake": stats["mistake"]} if "mistake" in stats else {})})
@@ -163,12 +191,7 @@ def grade_task(ctx: GradingContext, t_index: int, task: FunctionUnit, by_name: d
         crashes += status is Status.DEAD
         timed_out |= hung
         lines.append((ok, probe.name, probe.points, message))
-    lines = evidence.credit(lines, proven)
-    if tripped and ctx.session.tainted:  # the names are the kernel's word, and it has read a stand-in
-        tripped = {withheld.FORBIDDEN_NAMES}
-    if tripped:  # the tripwire saw a forbidden call, however it was reached: the task scores 0
-        names = ", ".join(sorted(tripped))
-        lines = [(False, label, points, f"called {names}, which this task does not allow") for _, label, points, _ in lines]
+    lines, tripped = _charge_tripwire(evidence.credit(lines, proven), tripped, ctx.session.tainted)
     result = entry(task, lines, ctx.checks.visibility, cuda)
     if substitutes:
         functions = ", ".join(f"{by_name[n].function} ({n})" for n in lost)

@@ -7,6 +7,7 @@ notebook's declaration and the platform's submitters. A visible 0-point line say
 from __future__ import annotations
 
 from ...portable.variants import combinations, variant_index
+from ..checks_json import Answer
 from ..inkernel.text import plain_text
 from ..inkernel.wire import parse_values
 from ..results import TEXT, TestResult, entry
@@ -22,14 +23,7 @@ def grade_questions(ctx: GradingContext) -> UnitResults:
     units = ctx.checks.questions
     varied = [q for q in units if q.parameters]
     names = [a.name for q in units for a in q.answers] + ([IDENTITY_VARIABLE] if varied else [])
-    problem, values, timed_out = "", {}, False
-    try:
-        values, ran = ctx.session.request("read_values", lambda data: parse_values(data, names), names,
-                                          timeout=ctx.limits.call, label="values")
-        if values is None:
-            problem = f"could not read your answers ({ran.error or ran.status.value})"
-    except BudgetExhausted:
-        problem, timed_out = "not graded: the time budget for this submission ran out", True
+    values, problem, timed_out = _read_answers(ctx, names)
     graded = choose(declared_identity((values or {}).get(IDENTITY_VARIABLE, {})), ctx.submitters) if varied else None
     tests, numbers = [], {}
     for q in units:
@@ -37,13 +31,8 @@ def grade_questions(ctx: GradingContext) -> UnitResults:
         if q.parameters and graded is not None:
             index = variant_index(ctx.checks.variant_key, graded.identity, q.name, len(q.variant_expected))
             numbers[q.name] = dict(q.defaults) if index is None else combinations([(n, list(v)) for n, v in q.parameters])[index]
-        lines = []
-        for a in q.variant(index):
-            if ctx.banned or problem:
-                lines.append((False, a.name, a.points, REFERENCE_MESSAGE if ctx.banned else problem))
-                continue
-            ok, message = scoring.check_answer(a.kind, a.expected, values[a.name], a.letters, a.mistakes)
-            lines.append((ok, a.name, a.points, message))
+        why_not = REFERENCE_MESSAGE if ctx.banned else problem
+        lines = [_line(a, values, why_not) for a in q.variant(index)]
         tests.append(entry(q, lines, ctx.checks.visibility))
     extra = {}
     if graded is not None:
@@ -52,6 +41,27 @@ def grade_questions(ctx: GradingContext) -> UnitResults:
                             "declared": plain_text(graded.declared),
                             "flagged": graded.flagged, "numbers": numbers}
     return UnitResults(tests, extra, timed_out=timed_out)
+
+
+def _line(a: Answer, values: dict | None, why_not: str) -> tuple[bool, str, float, str]:
+    """One answer's line: (passed, label, points, message); failed with ``why_not`` when it is not checked."""
+    if why_not:
+        return False, a.name, a.points, why_not
+    ok, message = scoring.check_answer(a.kind, a.expected, values[a.name], a.letters, a.mistakes)
+    return ok, a.name, a.points, message
+
+
+def _read_answers(ctx: GradingContext, names: list[str]) -> tuple[dict | None, str, bool]:
+    """The answer variables as plain descriptions, why they could not be read ("" when they were), and
+    whether the budget ran out."""
+    try:
+        values, ran = ctx.session.request("read_values", lambda data: parse_values(data, names), names,
+                                          timeout=ctx.limits.call, label="values")
+    except BudgetExhausted:
+        return None, "not graded: the time budget for this submission ran out", True
+    if values is None:
+        return None, f"could not read your answers ({ran.error or ran.status.value})", False
+    return values, "", False
 
 
 def _numbers_entry(graded: GradedIdentity, numbers: dict[str, dict]) -> TestResult:

@@ -517,7 +517,7 @@ def _book(tmp_path):
     from attn_ref.grade.classroom.discover import Submission
     from attn_ref.grade.classroom.gradebook import Gradebook, Graded
 
-    checks = Checks("practice", (QuestionUnit("q1", answers=(Answer("a", "int", 2.0, 1),)),))
+    checks = Checks("practice", (QuestionUnit("q1", answers=(Answer("a", "int", expected=2, points=2.0),)),))
     failed = {"tests": [{"name": "q1: x", "score": 0.0, "max_score": 2.0}],
               "extra_data": {"status": "not graded: the grader failed (its grading process died)", "outcome": "not_graded"}}
     return Gradebook(checks, [Graded(Submission("a", tmp_path / "a.ipynb"), {"extra_data": {"status": "ok"}}, {"q1": 2.0}),

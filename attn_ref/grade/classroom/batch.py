@@ -8,6 +8,8 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import signal
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -158,7 +160,8 @@ def run_batch(batch: BatchPlan) -> BatchReport:
         queue = run.jobs()
         runner, client = _runner(batch, len(queue))
         try:
-            run.grade(runner, queue)
+            with _latched_interrupts(run):
+                run.grade(runner, queue)
         except KeyboardInterrupt:
             run.interrupted = True
         finally:
@@ -188,7 +191,7 @@ class _BatchRun:
         self.batch, self.checks = batch, batch.autograder.checks
         self.locks = _Locks(batch.out / "locks")
         self.by_key = {p.sub.key: p for p in batch.todo}
-        self.graded, self.interrupted = 0, False
+        self.graded, self.interrupted, self.stop_requested = 0, False, False
         self.again: list[Job] = []  # ran out of time beside others: graded again alone after the parallel pass
         self.advance = lambda failed: None
 
@@ -213,7 +216,11 @@ class _BatchRun:
                     self.again.append(item.job)  # its lock stays held; nothing is written until it is graded alone
                 else:
                     self.finish(self.by_key[item.job.key], item.results)
+                if self.stop_requested:
+                    raise KeyboardInterrupt
         for job in self.again:
+            if self.stop_requested:
+                raise KeyboardInterrupt
             with contextlib.closing(runner.finished([job])) as done:
                 for item in done:
                     self.finish(self.by_key[job.key], _graded_alone(item))
@@ -228,6 +235,8 @@ class _BatchRun:
         self.advance((results.status or Status.OK.value) != Status.OK.value)
 
     def prepare(self, job: Job) -> Admission:
+        if self.stop_requested:  # the interrupt Python swallowed (see _latched_interrupts): nothing new starts
+            raise KeyboardInterrupt
         pending = self.by_key[job.key]
         if not self.locks.try_take(job.key):
             return Admission.WAIT  # another run grades it right now
@@ -235,6 +244,27 @@ class _BatchRun:
             self.locks.release(job.key)  # that other run finished it
             return Admission.SKIP
         return Admission.START
+
+
+@contextlib.contextmanager
+def _latched_interrupts(run: _BatchRun):
+    """Ctrl-C and SIGTERM stop the batch even when Python swallows their KeyboardInterrupt (one raised inside
+    a finalizer or a lock's release is only printed, "Exception ignored in ..."): the signal is latched, and
+    the run stops at the next submission it would start or finish."""
+    if threading.current_thread() is not threading.main_thread():  # only the main thread has signals
+        yield
+        return
+
+    def latch(signum, frame):
+        run.stop_requested = True
+        raise KeyboardInterrupt
+
+    before = {s: signal.signal(s, latch) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
 
 
 def _timed_out(item: Finished) -> bool:

@@ -185,6 +185,35 @@ def test_a_killed_run_resumes_to_the_same_gradebook(graded_class, tmp_path):
     assert again == {Path(n).stem: full[Path(n).stem] for n in names}
 
 
+class _SwallowsAnInterrupt:
+    """Ctrl-C pressed while Python runs a finalizer: the KeyboardInterrupt is raised inside __del__, where
+    Python only prints "Exception ignored in ..." and goes on."""
+
+    def __del__(self):
+        signal.raise_signal(signal.SIGINT)
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the swallowed interrupt, printed
+def test_an_interrupt_python_swallows_still_stops_the_batch(graded_class, tmp_path, monkeypatch):
+    from attn_ref.grade.classroom import batch
+
+    folder, _, _, _, _, zip_path = graded_class
+    subset = tmp_path / "subset"
+    subset.mkdir()
+    for name in sorted(p.name for p in folder.glob("correct_*.ipynb"))[:3]:
+        shutil.copy(folder / name, subset / name)
+    written = batch.write_results
+
+    def write_then_swallow(path, results):
+        written(path, results)
+        _SwallowsAnInterrupt()  # made and dropped at once: its __del__ runs here
+
+    monkeypatch.setattr(batch, "write_results", write_then_swallow)
+    report = grade_batch(subset, zip_path, tmp_path / "out", jobs=1, progress=False, **LIMITS)
+    assert report.interrupted and report.graded == 1  # nothing new started after the interrupt
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # and Ctrl-C is Python's again
+
+
 def test_gradescope_export_with_names(release, tmp_path):
     out, _ = release
     export = tmp_path / "assignment_123_export"

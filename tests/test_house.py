@@ -213,3 +213,15 @@ def test_each_side_has_one_exception_base():
                 if not issubclass(cls, base):
                     strays.append(f"{name}.{cls.__name__} (not a {base.__name__})")
     assert not strays, strays
+
+
+def test_the_tests_use_no_private_name_of_the_package():
+    """A test of attn_ref imports what its modules offer, so a module may rename what it keeps to itself;
+    what a test needs is public (named without a leading underscore)."""
+    found = []
+    for path in sorted(PACKAGE.parent.joinpath("tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("attn_ref"):
+                found += [f"{path.name}: {node.module}.{a.name}" for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")]
+    assert not found, f"private names imported by tests: {found}"

@@ -50,7 +50,7 @@ class Row:
     detail: str = ""
 
 
-class _BundledGrader:
+class BundledGrader:
     """The zip's grader, run as `python -m attn_ref` with the zip's files first on the path."""
 
     def __init__(self, zip_path: Path, work: Path):
@@ -91,7 +91,7 @@ def _short(results: dict) -> str:
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def _public_checks(solution: Path, assignment) -> list[str]:
+def public_checks(solution: Path, assignment) -> list[str]:
     """Units whose `grader.check` output in the executed solution is not a pass: the file, and what failed."""
     nb = nbformat.read(str(solution), as_version=4)
     failing = []
@@ -182,7 +182,7 @@ def check_zip(zip_path: Path, release: Path, course: Path) -> list[Row]:
     rows = []
     with tempfile.TemporaryDirectory(prefix=f"attn-ref-check-{name}-") as work:
         work = Path(work)
-        grader = _BundledGrader(zip_path, work)
+        grader = BundledGrader(zip_path, work)
         first = grader.grade(solution, "solution")
         full = first["score"] == sum(t["max_score"] for t in first["tests"]) and first["extra_data"]["status"] == "ok"
         rows.append(Row(name, "the solution scores full (bundled grader)", full, "" if full else _short(first)))
@@ -197,14 +197,14 @@ def check_zip(zip_path: Path, release: Path, course: Path) -> list[Row]:
         again = grader.grade(solution, "again")
         same = _scores(again) == _scores(first)
         rows.append(Row(name, "grading twice gives the same scores", same, "" if same else f"{_scores(first)} then {_scores(again)}"))
-        failing = _public_checks(solution, assignment)
+        failing = public_checks(solution, assignment)
         rows.append(Row(name, "every public check passes on the solution", not failing, "; ".join(failing)))
         if os.geteuid() == 0:
             results = _run_autograder(zip_path, solution, work)
             ok = results["score"] == first["score"]
             rows.append(Row(name, "run_autograder (as root) agrees", ok, "" if ok else results.get("output", "")[:200]))
         if assignment.tasks:
-            rows.append(_mutant_row(name, assignment, grader, solution, work))
+            rows.append(mutant_row(name, assignment, grader, solution, work))
             rows.append(evidence_row(name, assignment, grader))
     return rows
 
@@ -253,7 +253,7 @@ def _with_identity(solution: Path, identity: str, out: Path) -> Path:
     return out
 
 
-def _variants_row(name: str, assignment, grader: _BundledGrader, solution: Path, work: Path) -> Row:
+def _variants_row(name: str, assignment, grader: BundledGrader, solution: Path, work: Path) -> Row:
     """The solution run as sample students: with its own identity and submitters it scores full; submitted
     by another student (whose numbers differ), it loses points."""
     problems = _variant_problems(assignment)
@@ -273,7 +273,7 @@ def _variants_row(name: str, assignment, grader: _BundledGrader, solution: Path,
     return Row(name, VARIANTS_CHECK, not problems, "; ".join(problems[:5]))
 
 
-def _mutant_row(name: str, assignment, grader: _BundledGrader, solution: Path, work: Path) -> Row:
+def mutant_row(name: str, assignment, grader: BundledGrader, solution: Path, work: Path) -> Row:
     mutants = {t.name: [(m.label, m.source) for m in t.mutants] for t in assignment.tasks}
     (work / "mutants.json").write_text(json.dumps(mutants))
     done = grader.run("probe-mutants", str(solution), "--autograder", str(grader.zip), "--mutants",
@@ -283,7 +283,7 @@ def _mutant_row(name: str, assignment, grader: _BundledGrader, solution: Path, w
         return Row(name, MUTANT_CHECK, False, done.stderr[-400:])
     verdicts = json.loads((work / "verdicts.json").read_text())
     problems = [*_unrunnable(assignment, verdicts.get("errors", {})), *_toothless(assignment, verdicts),
-                *_uncaught(assignment, verdicts), *_scoring_stubs(assignment, verdicts)]
+                *_uncaught(assignment, verdicts), *scoring_stubs(assignment, verdicts)]
     count = sum(len(m) for m in mutants.values())
     stub_count = sum(len(kinds) for kinds in verdicts["stubs"].values())
     named = sum(bool(v["recognised"]) for labels in verdicts["mutants"].values() for v in labels.values())
@@ -295,7 +295,7 @@ MUTANT_CHECK = "every hidden probe fails a mutant; no stub scores"
 MUTANT_SEEDS = 5  # each mutant and stub is graded under this many seeds: its verdicts hold for any inputs
 
 
-def _scoring_stubs(assignment, verdicts: dict) -> list[str]:
+def scoring_stubs(assignment, verdicts: dict) -> list[str]:
     """Every stub, derived (zeros, ones, its first argument echoed) or a mutant marked "# stub", scores 0:
     code that does none of the task earns nothing. Else the build stops, naming the lines that paid it."""
     problems = []
@@ -351,7 +351,7 @@ def _uncaught(assignment, verdicts: dict) -> list[str]:
     return [f"no mutant fails: {'; '.join(uncaught)} (add a mutant under the task's mutants/ that this probe catches)"] if uncaught else []
 
 
-def evidence_row(name: str, assignment, grader: _BundledGrader) -> Row:
+def evidence_row(name: str, assignment, grader: BundledGrader) -> Row:
     """Every task has a probe no placeholder passes (zeros, an input returned, uniform weights, x @ W): lines
     a placeholder passes earn only beside one, so a task without one could never give correct work its points."""
     check = "every task has a probe no placeholder passes"

@@ -20,7 +20,7 @@ from course_units import COURSE
 
 from attn_ref.grade import AutograderError, grade, load_autograder
 from attn_ref.release.build import BuildError, autograder_zip, build
-from attn_ref.release.check import _BundledGrader, _mutant_row, _public_checks, _scoring_stubs, check_release, evidence_row
+from attn_ref.release.check import BundledGrader, check_release, evidence_row, mutant_row, public_checks, scoring_stubs
 from attn_ref.release.course import CourseError, load_course
 
 GOLDEN = TESTS / "golden"
@@ -122,7 +122,7 @@ def test_attn_ref_check_proves_the_release_and_fails_loudly(release, tmp_path):
     only_c7 = dataclasses.replace(lab, units=tuple(u for u in lab.units if u.name == "c7"))  # the rest was proven above
     work = tmp_path / "work"
     work.mkdir()
-    row = _mutant_row("lab", only_c7, _BundledGrader(out / "autograder/lab-autograder.zip", tmp_path),
+    row = mutant_row("lab", only_c7, BundledGrader(out / "autograder/lab-autograder.zip", tmp_path),
                       out / "solutions/lab/lab.ipynb", work)
     assert not row.ok and row.check == "every hidden probe fails a mutant; no stub scores"
     assert "c7: T = 7, window = 3" in row.detail
@@ -139,7 +139,7 @@ def test_check_fails_a_task_with_no_probe_a_placeholder_fails_with_its_file_name
             probe["args"][0][1]["normal"] = [1, 1]
 
     broken = _zip_with(out / "autograder/stats-autograder.zip", tmp_path / "degenerate.zip", one_entry)
-    row = evidence_row("stats", load_course(FIXTURE, "stats")[0], _BundledGrader(broken, tmp_path))
+    row = evidence_row("stats", load_course(FIXTURE, "stats")[0], BundledGrader(broken, tmp_path))
     assert not row.ok and str(FIXTURE.resolve() / "stats" / "zscore" / "task.py") in row.detail
     assert "20 of 20 seeds" in row.detail
 
@@ -247,7 +247,7 @@ def test_check_fails_a_toothless_mutant_with_its_file_named(stats_release, tmp_p
     assignment = load_course(course, "stats")[0]
     work = tmp_path / "work"
     work.mkdir()
-    row = _mutant_row("stats", assignment, _BundledGrader(out / "autograder/stats-autograder.zip", tmp_path),
+    row = mutant_row("stats", assignment, BundledGrader(out / "autograder/stats-autograder.zip", tmp_path),
                       out / "solutions/stats/stats.ipynb", work)
     assert not row.ok
     assert f"{mutants / 'not_wrong.py'}: passes every hidden probe of zscore" in row.detail
@@ -256,7 +256,7 @@ def test_check_fails_a_toothless_mutant_with_its_file_named(stats_release, tmp_p
     (mutants / "not_wrong.py").unlink()
     (mutants / "raises.py").unlink()
     last_axis.write_text(last_axis.read_text().replace("# must fail: rows of a 4", "# stub"))  # it is right on rows
-    row = _mutant_row("stats", load_course(course, "stats")[0], _BundledGrader(out / "autograder/stats-autograder.zip",
+    row = mutant_row("stats", load_course(course, "stats")[0], BundledGrader(out / "autograder/stats-autograder.zip",
                       tmp_path), out / "solutions/stats/stats.ipynb", work)
     assert not row.ok and f"{last_axis}: this stub scores 3/6 on zscore, from: rows of a 4 × 6 array" in row.detail
 
@@ -266,7 +266,7 @@ def test_a_derived_stub_that_scores_stops_the_check_naming_the_lines():
     one that scores names the task's file, the stub and the lines that paid it."""
     assignment = load_course(FIXTURE, "stats")[0]
     verdicts = {"stubs": {"zscore": {"ones": {"score": 2, "max_score": 6, "credited": ["along axis=0"]}}}, "scores": {}}
-    (problem,) = _scoring_stubs(assignment, verdicts)
+    (problem,) = scoring_stubs(assignment, verdicts)
     assert problem.startswith(f"{FIXTURE.resolve() / 'stats' / 'zscore' / 'task.py'}: a stub returning ones")
     assert "scores 2/6 on zscore, from: along axis=0" in problem
 
@@ -371,6 +371,6 @@ def test_a_solution_that_raises_or_fails_its_public_check_is_named_in_one_senten
     checks.write_text(checks.read_text().replace("atol=1e-5)", "atol=1e-5) and False"))
     out = tmp_path / "o"
     build(out, course, only="stats")
-    (failing,) = _public_checks(out / "solutions" / "stats" / "stats.ipynb", load_course(course, "stats")[0])
+    (failing,) = public_checks(out / "solutions" / "stats" / "stats.ipynb", load_course(course, "stats")[0])
     assert failing.startswith(f"{checks.resolve()}: test_zscore_example fails on the solution:")
     assert "AssertionError: zscore([1, 2, 3]) should match the example" in failing

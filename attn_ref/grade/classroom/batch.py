@@ -167,7 +167,7 @@ def run_batch(batch: BatchPlan) -> BatchReport:
         finally:
             runner.close()
             if client is not None:
-                _close(client)
+                close_cluster(client)
     book = write_gradebook(batch.out, list(batch.subs), batch.autograder.checks, batch.options.canvas)
     return BatchReport(len(batch.subs), run.graded, len(batch.subs) - len(batch.todo), batch.out, book,
                        skipped(batch.source), run.interrupted, runner.kernel_start)
@@ -290,7 +290,7 @@ def _graded_alone(item: Finished) -> Results:
     return results
 
 
-def _close(client) -> None:
+def close_cluster(client) -> None:
     cluster = client.cluster
     client.close()
     if cluster is not None:  # a LocalCluster this run started

@@ -136,23 +136,36 @@ def merge_written_scores(folder: Path, book) -> list[str]:
     claims = Counter(i for found in matches for i in found)
     warnings, rows, ambiguous = [], [], False
     for (g, row), found in zip(people, matches):
-        if len(found) > 1 or (found and claims[found[0]] > 1):
+        if why := _not_theirs_alone(found, claims):
             ambiguous = True
-            why = (f"{len(found)} rows are theirs" if len(found) > 1
-                   else f"their row could be {claims[found[0]]} students' (the same names, no SID or email)")
             warnings.append(f"{SHEET}: {row['name']!r} of {row['submission']!r}: {why}; no score is given from them, and "
                             "the sheet is left as it is until each student has one row")
             found = []
         _take_scores(g, row, typed[found[0]] if found else {}, points, warnings)
         rows.append(row)
+    orphans = _orphans(typed, claims, columns, warnings)
+    if not ambiguous:  # rewritten only when every typed score found its one student: nothing typed is lost
+        write_csv(path, ID_FIELDS + columns, rows + [{k: r.get(k) for k in ID_FIELDS + columns} for r in orphans])
+    return warnings
+
+
+def _orphans(typed: list[dict], claims: Counter, columns: list[str], warnings: list[str]) -> list[dict]:
+    """The sheet's rows with typed scores that no student of the class claims now, said in a warning."""
     orphans = [row for i, row in enumerate(typed) if i not in claims and any((row.get(c) or "").strip() for c in columns)]
     if orphans:
         warnings.append(f"{SHEET}: {len(orphans)} row(s) with typed scores match no student of this class now "
                         f"({', '.join(repr(_cell(r, 'name')) for r in orphans[:5])}: a resubmission, or an edited ID?); "
                         "kept at the end of the sheet, given to no one")
-    if not ambiguous:  # rewritten only when every typed score found its one student: nothing typed is lost
-        write_csv(path, ID_FIELDS + columns, rows + [{k: r.get(k) for k in ID_FIELDS + columns} for r in orphans])
-    return warnings
+    return orphans
+
+
+def _not_theirs_alone(found: list[int], claims: Counter) -> str:
+    """Why a student's typed row is not theirs alone (several rows, or a row several could claim), or ""."""
+    if len(found) > 1:
+        return f"{len(found)} rows are theirs"
+    if found and claims[found[0]] > 1:
+        return f"their row could be {claims[found[0]]} students' (the same names, no SID or email)"
+    return ""
 
 
 def _rows_of_each(typed: list[dict], people: list[dict]) -> list[list[int]]:

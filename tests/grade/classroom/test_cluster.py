@@ -198,7 +198,7 @@ def test_a_scheduler_without_tls_is_refused_where_kernels_share_the_network():
 def test_a_local_cluster_speaks_only_tls():
     """Its certificate is made for this run and kept in memory: a kernel that finds its ports gets nothing run
     (tested by the attack itself in tests/end_to_end/test_root_batch.py)."""
-    from attn_ref.grade.classroom.batch import _close
+    from attn_ref.grade.classroom.batch import close_cluster
     from attn_ref.grade.classroom.cluster import connect
 
     client = connect("local:1", kernels_share_network=True)
@@ -206,4 +206,4 @@ def test_a_local_cluster_speaks_only_tls():
         addresses = [client.scheduler.address, *client.scheduler_info()["workers"]]
         assert addresses and all(a.startswith("tls://127.0.0.1:") for a in addresses)
     finally:
-        _close(client)
+        close_cluster(client)

@@ -129,7 +129,9 @@ def test_written_answers_found_where_students_put_them(export):
     assert "&lt;script&gt;" in next(t["output"] for t in hostile["tests"] if t["name"].startswith("q1_written"))
 
 
-def test_written_scores_from_the_sheet_reach_the_gradebook(release, export):
+@pytest.fixture(scope="module")
+def scored_export(release, export):
+    """The export after a TA typed written scores into written/scores.csv and ran the batch again."""
     folder, graded, _ = export
     sheet = graded / "written" / "scores.csv"
     rows = _csv(sheet)
@@ -143,16 +145,21 @@ def test_written_scores_from_the_sheet_reach_the_gradebook(release, export):
         writer.writerows(rows)
     out, _ = release
     again = grade_batch(folder, out / "autograder/practice-autograder.zip", graded, jobs=2, progress=False, **LIMITS)
+    return folder, graded, again
+
+
+def test_written_scores_from_the_sheet_reach_the_gradebook(scored_export):
+    _, graded, again = scored_export
     assert again.graded == 0  # nothing regraded: the sheet alone changed
     book = {r["name"]: r for r in _csv(graded / "grades.csv")}
     assert book["Ada Lovelace"]["q1_written"] == "1" and book["Ada Lovelace"]["total"] == "24"
     assert book["Grace Hopper"]["total"] == "23.5" and book["Alan Turing"]["q2_written"] == ""
     assert any("'7' is not a score from 0 to 1" in w for w in again.book.warnings)
-    assert _csv(sheet)[0]["q1_written"] == "1"  # the TAs' scores are kept
+    assert _csv(graded / "written" / "scores.csv")[0]["q1_written"] == "1"  # the TAs' scores are kept
 
 
-def test_a_canvas_import_matches_on_ids_and_lists_who_does_not(release, export, tmp_path):
-    folder, graded, _ = export
+def test_a_canvas_import_matches_on_ids_and_lists_who_does_not(release, scored_export, tmp_path):
+    folder, graded, _ = scored_export  # the written scores typed: Canvas gets the totals with them
     roster = tmp_path / "canvas_export.csv"
     roster.write_text("\ufeffStudent,ID,SIS User ID,SIS Login ID,Section,Lab 3.1 (111)\n"
                       "    Points Possible,,,,,23\n"

@@ -13,7 +13,10 @@ TASK = Task(
     reference="attn_ref.attention:softmax",
     probes=(
         Probe("matches the reference on random logits (4 × 7, axis=-1)", 3, (("x", normal(4, 7, scale=3.0)),)),
-        Probe("works along axis=1 of a 3-D array", 2, (("x", normal(3, 4, 5, scale=3.0)), ("axis", value(1)))),
+        Probe("works along axis=1 of a 3-D array", 1, (("x", normal(3, 4, 5, scale=3.0)), ("axis", value(1)))),
+        # Axis 1 is the last axis of 2-D input, so only a leading axis tells "the axis it is given" from
+        # "always axis 1".
+        Probe("works along axis=0 of a 3-D array", 1, (("x", normal(4, 3, 5, scale=3.0)), ("axis", value(0)))),
         Probe("logits of ±1e4 give no NaN or inf", 2, (("x", normal(3, 6, scale=1e4)),), checks=("finite", "matches_reference")),
         Probe("leaves its input unchanged", 1, (("x", normal(5, 5)),), checks=("inputs_unchanged", "matches_reference")),
         Probe("float64 in, float64 out", 1, (("x", normal(6, 3, scale=3.0)),), checks=("dtype_kept", "matches_reference")),

@@ -1,14 +1,45 @@
-"""c3 large-scores line: how many seeds a float32-internals attention fails at each tolerance (20,000 draws)."""
-import numpy as np, torch, math
-def sdpa(q,k,v):
-    s = q @ k.transpose(-2,-1)/math.sqrt(q.shape[-1]); w = torch.softmax(s,-1); return w@v, w
-def ok(got, ref, rtol, atol):
-    return bool(torch.all((got-ref).abs() <= rtol*ref.abs() + atol*ref.abs().max()))
-rng = np.random.default_rng(0); fails = {1e-5:0, 1e-3:0, 1e-2:0}; worst=0
-N=20000
-for i in range(N):
-    q=torch.tensor(rng.normal(size=(2,5,8))*30); k=torch.tensor(rng.normal(size=(2,6,8))*30); v=torch.tensor(rng.normal(size=(2,6,3)))
-    ro, rw = sdpa(q,k,v); go, gw = sdpa(q.float(),k.float(),v.float())
-    for t in fails:
-        if not (ok(go.double(),ro,t,t) and ok(gw.double(),rw,t,t)): fails[t]+=1
-print(N, fails)
+"""c3's "large scores" line: how many draws an attention computing in float32 fails, at each tolerance.
+
+Run: python benchmarks/large_scores_float32.py [--draws N]. The inputs are the line's (q, k of scale 30, d_k = 8);
+the comparison is the grader's (|out − ref| ≤ rtol·|ref| + atol·max |ref|, on out and weights).
+"""
+
+import argparse
+import math
+
+import numpy as np
+import torch
+
+TOLERANCES = (1e-5, 1e-3, 1e-2)
+
+
+def attention(q, k, v):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, T_q, T_k)
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+
+
+def close(got, ref, tol):
+    return bool(torch.all((got - ref).abs() <= tol * ref.abs() + tol * ref.abs().max()))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--draws", type=int, default=20_000)
+    draws = parser.parse_args().draws
+    rng = np.random.default_rng(0)
+    failed = dict.fromkeys(TOLERANCES, 0)
+    for _ in range(draws):
+        q = torch.tensor(rng.normal(size=(2, 5, 8)) * 30)
+        k = torch.tensor(rng.normal(size=(2, 6, 8)) * 30)
+        v = torch.tensor(rng.normal(size=(2, 6, 3)))
+        ref = attention(q, k, v)
+        got = [t.double() for t in attention(q.float(), k.float(), v.float())]
+        for tol in TOLERANCES:
+            failed[tol] += not all(close(g, r, tol) for g, r in zip(got, ref))
+    for tol, n in failed.items():
+        print(f"allowed {tol:.0e}: float32 internals fail {n} of {draws} draws ({n / draws:.2%})")
+
+
+if __name__ == "__main__":
+    main()

@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,14 @@ from .units import Question, Task
 from .versions import write_report
 
 TIMEOUT = 900
+SWEEP_CHECK = "every line's verdict holds under every seed swept; every mutant is named"
+# Lines with drawn sizes under SWEEP_SEEDS seeds, the others (only their values drawn, and held to MARGIN)
+# under FIXED_SEEDS; `attn-ref check --sweep-seeds 1500` sweeps every line under 1,500, which sees a verdict
+# flipping under one seed in 500 with 95 % confidence (1 − (1 − 1/500)^1500 ≈ 0.95)
+SWEEP_SEEDS = 100
+FIXED_SEEDS = 20
+MARGIN = 10  # a value line's pass keeps its error this many times under the line's tolerance, under every seed
+SWEEP_PROCESSES = 2  # the sweep's tasks are shared out over this many processes (each with its runner)
 
 
 @dataclass(frozen=True)
@@ -169,7 +178,7 @@ def _run_autograder(zip_path: Path, solution: Path, work: Path) -> dict:
     return json.loads((root / "results" / "results.json").read_text())
 
 
-def check_zip(zip_path: Path, release: Path, course: Path) -> list[Row]:
+def check_zip(zip_path: Path, release: Path, course: Path, sweep_seeds: int | None = None) -> list[Row]:
     with zipfile.ZipFile(zip_path) as archive:
         checks = read_checks(json.loads(archive.read("checks.json")))  # the format alone: the zip's grader has its registries
     name = checks.assignment
@@ -206,6 +215,7 @@ def check_zip(zip_path: Path, release: Path, course: Path) -> list[Row]:
         if assignment.tasks:
             rows.append(mutant_row(name, assignment, grader, solution, work))
             rows.append(evidence_row(name, assignment, grader))
+            rows.append(sweep_row(name, assignment, grader, work, sweep_seeds))
     return rows
 
 
@@ -351,6 +361,103 @@ def _uncaught(assignment, verdicts: dict) -> list[str]:
     return [f"no mutant fails: {'; '.join(uncaught)} (add a mutant under the task's mutants/ that this probe catches)"] if uncaught else []
 
 
+def _shares(assignment, processes: int) -> list[list[str]]:
+    """The tasks in ``processes`` groups of about equal cost (lines × implementations)."""
+    groups: list[tuple[int, list[str]]] = [(0, []) for _ in range(processes)]
+    for task in sorted(assignment.tasks, key=lambda t: -len(t.probes) * (len(t.mutants) + len(STUB_KINDS) + 1)):
+        cost, names = min(groups, key=lambda g: g[0])
+        groups.remove((cost, names))
+        groups.append((cost + len(task.probes) * (len(task.mutants) + len(STUB_KINDS) + 1), [*names, task.name]))
+    return [names for _, names in groups if names]
+
+
+def _swept(grader: BundledGrader, assignment, work: Path, seeds: int, fixed: int) -> dict:
+    """{task: its sweep} from the zip's grader, the tasks shared out over SWEEP_PROCESSES processes."""
+    mutants = work / "sweep-mutants.json"
+    mutants.write_text(json.dumps({t.name: [(m.label, m.source) for m in t.mutants] for t in assignment.tasks}))
+    running = []
+    for i, tasks in enumerate(_shares(assignment, SWEEP_PROCESSES)):
+        out = work / f"sweep-{i}.json"
+        command = [sys.executable, "-m", "attn_ref", "probe-sweep", "--autograder", str(grader.zip), "--mutants",
+                   str(mutants), "--out", str(out), "--seeds", str(seeds), "--fixed-seeds", str(fixed), "--tasks", ",".join(tasks)]
+        running.append((out, subprocess.Popen(command, env=grader.env, cwd=work, stdout=subprocess.DEVNULL,
+                                              stderr=subprocess.PIPE, text=True)))
+    found, errors = {}, []
+    for out, process in running:
+        _, stderr = process.communicate(timeout=TIMEOUT)
+        if process.returncode != 0 or not out.exists():
+            errors.append(stderr[-400:])
+        else:
+            found.update(json.loads(out.read_text()))
+    if errors:
+        raise RuntimeError("the seed sweep failed: " + " | ".join(errors))
+    return found
+
+
+def _who(label: str) -> str:
+    return "the solution" if label == "solution" else label if label.startswith("stub: ") else f"the mutant '{label}'"
+
+
+def _flips(assignment, swept: dict) -> list[str]:
+    """A line whose verdict changes with the seed, or a value line passed within MARGIN of its tolerance."""
+    problems = []
+    for task in assignment.tasks:
+        where = assignment.folder / task.name / "task.py"
+        for label, lines in swept.get(task.name, {}).get("lines", {}).items():
+            for line, v in lines.items():
+                if v["passed"] and v["failed"]:
+                    problems.append(f"{where}: '{line}' changes its verdict with the seed for {_who(label)}: passed "
+                                    f"under {v['passed']} seeds (seed {v['pass_seed']}), failed under {v['failed']} "
+                                    f"(seed {v['fail_seed']}: {v['fail_message'][:160]})")
+                elif v["passed"] and v["rtol"] and v["worst_error"] > v["rtol"] / MARGIN:
+                    problems.append(f"{where}: '{line}' is passed by {_who(label)} with an error of "
+                                    f"{v['worst_error']:.1e}, within {MARGIN}× of its tolerance {v['rtol']:g}: "
+                                    f"another seed can tip it (allow more on that line, or give it other inputs)")
+    return problems
+
+
+def _named(assignment, swept: dict) -> tuple[list, list[str], int]:
+    """(the mutants that count, those never named in their own words on a line they fail under every seed it
+    fails there, how many failed lines were named as another mutant). Stubs are not named: they do nothing."""
+    counted, unnamed, misnamed = [], [], 0
+    for task in assignment.tasks:
+        for mutant in (m for m in task.mutants if not m.stub):
+            lines = swept.get(task.name, {}).get("lines", {}).get(mutant.label)
+            if lines is None:
+                continue
+            counted.append(mutant)
+            misnamed += sum(sum(v["misnamed"].values()) for v in lines.values())
+            if not any(v["failed"] and v["named"] == v["failed"] for v in lines.values()):
+                unnamed.append(mutant)
+    return counted, [str(m.path) for m in unnamed], misnamed
+
+
+def sweep_row(name: str, assignment, grader: BundledGrader, work: Path, seeds: int | None = None) -> Row:
+    """The seed sweep (grade/proofs/sweep.py): no line's verdict on the solution, a mutant or a stub changes
+    with the seed, and at least the assignment's share of its mutants is named in its own words."""
+    started = time.monotonic()
+    try:
+        swept = _swept(grader, assignment, work, seeds or SWEEP_SEEDS, seeds or FIXED_SEEDS)
+    except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as err:
+        return Row(name, SWEEP_CHECK, False, str(err)[:400])
+    problems = [f"{assignment.folder / task / 'mutants'}: {label}'s cell raised {error}"
+                for task, v in swept.items() for label, error in v.get("broken", {}).items()]
+    problems += _flips(assignment, swept)
+    counted, unnamed, misnamed = _named(assignment, swept)
+    share = 1 - len(unnamed) / len(counted) if counted else 1.0
+    if share < assignment.layout.named_mutants:
+        problems.append(f"{len(unnamed)} of {len(counted)} mutants are never named in their own words on a line they "
+                        f"fail ({share:.0%}; {assignment.folder / 'assignment.py'} asks for at least "
+                        f"{assignment.layout.named_mutants:.0%}): {'; '.join(unnamed)}")
+    implementations = sum(len(v["lines"]) for v in swept.values())
+    lines = sum(len(probes) for v in swept.values() for probes in v["lines"].values())
+    swept_under = f"{seeds} seeds" if seeds else f"{SWEEP_SEEDS} seeds (fixed sizes: {FIXED_SEEDS})"
+    detail = (f"{swept_under} × {lines} lines of {implementations} implementations in {time.monotonic() - started:.0f} s; "
+              f"{len(counted) - len(unnamed)} of {len(counted)} mutants named ({share:.0%}), {misnamed} failed lines "
+              f"named as another mutant")
+    return Row(name, SWEEP_CHECK, not problems, "; ".join(problems[:8]) or detail)
+
+
 def evidence_row(name: str, assignment, grader: BundledGrader) -> Row:
     """Every task has a probe no placeholder passes (zeros, an input returned, uniform weights, x @ W): lines
     a placeholder passes earn only beside one, so a task without one could never give correct work its points."""
@@ -367,7 +474,7 @@ def evidence_row(name: str, assignment, grader: BundledGrader) -> Row:
     return Row(name, check, not missing, detail)
 
 
-def check_release(release: Path, course: Path, zips: list[Path] | None = None) -> list[Row]:
+def check_release(release: Path, course: Path, zips: list[Path] | None = None, sweep_seeds: int | None = None) -> list[Row]:
     """Rows for every zip (default: every zip under release/autograder)."""
     zips = zips or sorted((Path(release) / "autograder").glob("*-autograder*.zip"))
     if not zips:
@@ -375,7 +482,7 @@ def check_release(release: Path, course: Path, zips: list[Path] | None = None) -
     rows = []
     for zip_path in zips:
         try:
-            rows += check_zip(Path(zip_path), Path(release), Path(course))
+            rows += check_zip(Path(zip_path), Path(release), Path(course), sweep_seeds)
         except Exception as err:  # noqa: BLE001 - a check that cannot run is a failed check, with its reason
             rows.append(Row(Path(zip_path).name, "the checks ran", False, f"{type(err).__name__}: {err}"[:400]))
     return rows

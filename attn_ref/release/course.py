@@ -72,6 +72,9 @@ class Layout:
     # which identity gets which variant of a question with parameters: set it once per course and term
     # (not a secret; changing it gives every student new numbers)
     variant_key: str = ""
+    # the share of its mutants (stubs aside) `attn-ref check` must hear named in their own words on a line they
+    # fail, under every seed of its sweep; below it the build fails, naming the mutants that are not
+    named_mutants: float = 0.0
 
 
 @dataclass(frozen=True)

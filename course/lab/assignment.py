@@ -5,6 +5,7 @@ from attn_ref.release.course import BuildCheck, Layout
 ASSIGNMENT = Layout(
     units=("c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8"),
     visibility="visible",
+    named_mutants=1.0,  # every mutant of the lab is named, in its own words, on a line it fails
     setup="setup.py",
     exploration_intro="exploration/intro.md",
     exploration=("exploration/1_heatmap.py", "exploration/2_cost.py", "exploration/3_gradient.py"),

@@ -1,29 +1,78 @@
-"""The misconception report of a class: how many submissions made each named mistake, per task, and how
-many failed a task with no known match (candidates for a new mutant): mistakes.csv, mistakes.png and a
-section of report.html. Read from each results file's extra_data (``probes[].mistake``, functions.py)."""
+"""The misconception report of a class, counted here once for every page that shows it: per probe line, how
+many submissions passed it, and of those that failed it, how many made each named mistake and how many no
+known mistake explains (candidates for a new mutant). mistakes.csv (per line), mistakes.png (per task) and
+report.html's table of lines, the most failed first. Read from each results file's extra_data
+(``probes[]``: task, probe, passed, mistake; functions.py), only for the lines the checks declare."""
 
 from __future__ import annotations
 
 import html
 import io
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..checks_json import FunctionUnit
 from ..owned import write_private
 from .spreadsheet import write_csv
 
 NO_MATCH = "(failed, no known mistake matched)"
-FIELDS = ("task", "mistake", "submissions")
+FIELDS = ("task", "line", "mistake", "submissions")
+
+
+@dataclass
+class LineCount:
+    """One probe line across the class: submissions graded on it, those that failed it, and why."""
+
+    task: str
+    line: str
+    graded: int = 0
+    failed: int = 0
+    mistakes: Counter = field(default_factory=Counter)  # named mistake -> submissions
+    unexplained: int = 0  # failed, and no known mistake matched
+
+    @property
+    def pass_rate(self) -> float:
+        return 1 - self.failed / self.graded if self.graded else 1.0
+
+
+def line_counts(book) -> list[LineCount]:
+    """Every declared line some submission was graded on, the most failed share first (ties: the assignment's
+    order). A results file's line the checks do not declare is not counted: the table is the assignment's."""
+    lines = {(task, line): LineCount(task, line) for task, line in _declared(book)}
+    order = {key: i for i, key in enumerate(lines)}
+    for g in book.with_grade:
+        seen: dict[tuple[str, str], tuple[bool, str | None]] = {}
+        for p in g.results.probes:
+            key = (p.task, p.probe)
+            if key in lines and p.passed is not None and key not in seen:  # a line counts once per submission
+                seen[key] = (p.passed, p.mistake)
+        for key, (passed, mistake) in seen.items():
+            count = lines[key]
+            count.graded += 1
+            if not passed:
+                count.failed += 1
+                if mistake is None:
+                    count.unexplained += 1
+                else:
+                    count.mistakes[mistake] += 1
+    return sorted((c for c in lines.values() if c.graded), key=lambda c: (c.pass_rate, order[c.task, c.line]))
+
+
+def _declared(book) -> list[tuple[str, str]]:
+    """(task, line) of every probe line the checks declare, in the assignment's order."""
+    return [(u.name, p.name) for u in book.checks.units if isinstance(u, FunctionUnit) for p in u.probes]
 
 
 def counts(book) -> list[tuple[str, str, int]]:
     """(task, mistake or NO_MATCH, submissions), in the assignment's order, most common first in a task."""
     found: Counter = Counter()
+    declared = set(_declared(book))
     for g in book.with_grade:
         seen: dict[str, set] = {}
         failed: set[str] = set()
         for p in g.results.probes:  # each line's fields typed (results.ProbeEvidence): a wrong type reads as None
-            if p.task is None or p.passed is not False:
+            if (p.task, p.probe) not in declared or p.passed is not False:
                 continue
             failed.add(p.task)
             if p.mistake is not None:
@@ -36,9 +85,19 @@ def counts(book) -> list[tuple[str, str, int]]:
                   key=lambda row: (order.get(row[0], len(order)), row[1] == NO_MATCH, -row[2], row[1]))
 
 
+def csv_rows(lines: list[LineCount]) -> list[tuple[str, str, str, int]]:
+    """mistakes.csv: (task, line, mistake or NO_MATCH, submissions) for each failed line, in the lines' order."""
+    rows = []
+    for c in lines:
+        named = sorted(c.mistakes.items(), key=lambda item: (-item[1], item[0]))
+        rows += [(c.task, c.line, mistake, n) for mistake, n in named]
+        rows += [(c.task, c.line, NO_MATCH, c.unexplained)] if c.unexplained else []
+    return rows
+
+
 def write_mistakes(out: Path, book) -> list[tuple[str, str, int]]:
     rows = counts(book)
-    write_csv(out / "mistakes.csv", FIELDS, rows)
+    write_csv(out / "mistakes.csv", FIELDS, csv_rows(line_counts(book)))
     if rows:
         write_private(out / "mistakes.png", _chart(rows, book.checks.assignment))
     return rows
@@ -66,13 +125,37 @@ def _chart(rows: list[tuple[str, str, int]], assignment: str) -> bytes:
     return image.getvalue()
 
 
-def section(rows: list[tuple[str, str, int]]) -> str:
-    """report.html's section: the table (the chart is mistakes.png beside it)."""
-    if not rows:
-        return '<section id="mistakes"><h2>Named mistakes</h2><p>No task failed, or no task declares mutants.</p></section>'
-    body = "".join(f"<tr><td>{html.escape(task)}</td><td>{html.escape(mistake)}</td><td>{n}</td></tr>"
-                   for task, mistake, n in rows)
-    return ('<section id="mistakes"><h2>Named mistakes</h2><p class="note">Submissions whose failed probes matched '
-            "a declared mutant of the task (one submission may count under several); the rows "
-            f"{html.escape(NO_MATCH)} are candidates for a new mutant. Also in mistakes.csv and mistakes.png.</p>"
-            f"<table><tr><th>task</th><th>mistake</th><th>submissions</th></tr>{body}</table></section>")
+SHOWN_MISTAKES = 5  # named mistakes under one line (the rest in mistakes.csv)
+
+
+def section(lines: list[LineCount]) -> str:
+    """report.html's table of lines: each line's pass rate, the most failed first, its named mistakes and
+    its unexplained failures under it; the lines everyone passed are counted, not listed."""
+    failed = [c for c in lines if c.failed]
+    if not failed:
+        return ('<section id="lines"><h2>Lines the class failed</h2><p>Every submission graded passed every line'
+                f" ({len(lines)} lines).</p></section>")
+    rows = []
+    for c in failed:
+        why = [f"{html.escape(m)}: {n}" for m, n in sorted(c.mistakes.items(), key=lambda i: (-i[1], i[0]))[:SHOWN_MISTAKES]]
+        more = len(c.mistakes) - SHOWN_MISTAKES
+        why += [f"… {more} more named mistakes (mistakes.csv)"] if more > 0 else []
+        why += [f"<i>no known mistake</i>: {c.unexplained}"] if c.unexplained else []
+        rows.append(f"<tr><td>{html.escape(c.task)}</td><td>{html.escape(c.line)}</td><td><b>{c.pass_rate:.0%}</b></td>"
+                    f"<td>{c.failed} of {c.graded}</td><td>{'<br>'.join(why)}</td></tr>")
+    passed = len(lines) - len(failed)
+    return ('<section id="lines"><h2>Lines the class failed</h2><p class="note">Each probe line the class was graded on, '
+            "the lowest pass rate first; under each, the submissions that failed it with each known mistake (a "
+            "mutant of the task matched) and those no known mistake explains (candidates for a new mutant or a hint)"
+            + (f"; {passed} lines every submission passed are not listed" if passed else "") + ". Also in mistakes.csv "
+            "(per line) and mistakes.png (per task).</p><table><tr><th>task</th><th>line</th><th>passed</th><th>failed"
+            f"</th><th>why</th></tr>{''.join(rows)}</table></section>")
+
+
+def summary_line(lines: list[LineCount]) -> str:
+    """The summary's line: the three lines failed most."""
+    failed = [c for c in lines if c.failed][:3]
+    if not failed:
+        return "Lines: every submission passed every line." if lines else ""
+    shown = "; ".join(f"{html.escape(c.task)} {html.escape(c.line[:60])} ({c.pass_rate:.0%} passed)" for c in failed)
+    return f'<b>Lines failed most</b>: {shown} (<a href="#lines">every line</a>).'

@@ -4,6 +4,8 @@ Top to bottom, what decides most first (the page has no script; all student text
 
 * a summary: submissions and students, their statuses, the scores that differ from a Gradescope export
   with their questions (or that the export has no scores), the integrity flags, how many pairs look alike;
+* the lines the class failed (mistakes.py): each probe line's pass rate, the lowest first, with the known
+  mistakes and the unexplained failures under it;
 * the most similar pairs across all questions: two submissions, the questions where they are over the
   threshold, the highest similarity;
 * per question, the pairs over the threshold, each pair's code folded in <details>, side by side, the shared
@@ -289,8 +291,8 @@ def _overview(measured: list[Measured]) -> list[tuple[str, str, dict[str, float]
                   key=lambda p: (-max(p[2].values()), -len(p[2]), p[0], p[1]))
 
 
-def _summary(book, measured: list[Measured], overview: list, scores: Comparison) -> str:
-    items = [_class_line(book.graded), _gradescope_line(scores)]
+def _summary(book, measured: list[Measured], overview: list, scores: Comparison, lines: str = "") -> str:
+    items = [_class_line(book.graded), _gradescope_line(scores), *([lines] if lines else [])]
     flagged = [_who(g) for g in book.graded if _flags(g)]
     items.append(f'<b>Integrity flags: {len(flagged)} submissions</b> ({_names(flagged)}; <a href="#flags">each flag</a>).'
                  if flagged else "Integrity flags: none.")
@@ -387,8 +389,10 @@ def write_report(path: Path, book) -> None:
     measured = _measure(book)
     overview = _overview(measured)
     scores = _compare(book)
-    body = (_summary(book, measured, overview, scores) + _pairs_section(book, overview) + _units_section(book, measured)
-            + _gradescope_section(scores) + (mistakes.section(mistakes.counts(book)) if book.checks.functions else "")
+    lines = mistakes.line_counts(book)
+    body = (_summary(book, measured, overview, scores, mistakes.summary_line(lines))
+            + (mistakes.section(lines) if book.checks.functions else "") + _pairs_section(book, overview)
+            + _units_section(book, measured) + _gradescope_section(scores)
             + _flags_section(book))
     # the text rule over the whole page: student text in it is escaped, and now visible too (text.py)
     write_private(path, plain_lines(PAGE.format(title=html.escape(title), body=body)).encode())

@@ -16,6 +16,17 @@ def _probe_mutants(args) -> int:
     return 0
 
 
+def _probe_sweep(args) -> int:
+    from .sweep import sweep
+
+    mutants = json.loads(Path(args.mutants).read_text())
+    tasks = set(args.tasks.split(",")) if args.tasks else None
+    found = sweep(args.autograder, mutants, range(args.first_seed, args.first_seed + args.seeds), tasks=tasks,
+                  fixed_seeds=args.fixed_seeds)
+    Path(args.out).write_text(json.dumps(found))
+    return 0
+
+
 def _probe_evidence(args) -> int:
     from ..scoring.autograder import load_autograder
     from ..scoring.evidence import CHECK_SEEDS, tasks_without_evidence
@@ -38,6 +49,16 @@ PROBE_MUTANTS_EXAMPLES = """example:
       --mutants mutants.json --out verdicts.json
 """
 
+PROBE_SWEEP_HELP = """Used by `attn-ref check`, through the zip's own bundled grader: every probe line of every function unit,
+on the solution (the zip's helpers), every mutant of MUTANTS (JSON: {task: [[label, source], ...]}) and every
+derived stub, under seeds FIRST .. FIRST + N - 1, each call made through the kernel's harness in one trusted
+process (no notebook kernel: only the instructor's code runs); writes {task: {"lines": {label: {probe:
+{"passed", "failed", "named", "misnamed", "pass_seed", "fail_seed", "fail_message", "worst_error", "rtol"}}},
+"broken": {label: what its cell raised}}} to OUT."""
+PROBE_SWEEP_EXAMPLES = """example:
+  attn-ref probe-sweep --autograder autograder/lab-autograder.zip --mutants mutants.json --seeds 1500 --out sweep.json
+"""
+
 PROBE_EVIDENCE_HELP = """Used by `attn-ref check`, through the zip's own bundled grader: for each task of the autograder, under
 the check's sampled seeds, whether some probe no placeholder passes (zeros, uniform weights, an input
 returned, ...) exists; writes {"seeds": N, "missing": {task: seeds without one}} to OUT."""
@@ -57,6 +78,18 @@ def add_verbs(verb) -> None:
     mutants.add_argument("--stubs", action="store_true", help="also grade every task's derived stubs")
     mutants.add_argument("--seeds", type=int, default=1, help="grade each under seeds 0 .. N-1 (default 1)")
     mutants.set_defaults(run=_probe_mutants)
+
+    swept = verb("probe-sweep", "every line's verdict on the solution, mutants and stubs under many seeds (used by check)",
+                 PROBE_SWEEP_HELP, PROBE_SWEEP_EXAMPLES)
+    swept.add_argument("--autograder", required=True, help="the autograder zip (or its unpacked folder)")
+    swept.add_argument("--mutants", required=True, help="JSON file: {task: [[label, source], ...]}")
+    swept.add_argument("--out", required=True, help="JSON file to write the verdicts to")
+    swept.add_argument("--seeds", type=int, default=100, help="how many seeds (default 100)")
+    swept.add_argument("--fixed-seeds", type=int, default=None, metavar="M",
+                       help="lines with fixed sizes under the first M seeds only (default: all N)")
+    swept.add_argument("--first-seed", type=int, default=0, help="the first seed (default 0)")
+    swept.add_argument("--tasks", default="", help="only these tasks, comma-separated (default: every one)")
+    swept.set_defaults(run=_probe_sweep)
 
     evidence = verb("probe-evidence", "whether each task has a probe no placeholder passes (used by check)",
                     PROBE_EVIDENCE_HELP, PROBE_EVIDENCE_EXAMPLES)

@@ -9,3 +9,4 @@ LAUNCHER = HERE / "launch.py"  # starts one kernel under launch_bounds' bounds (
 BOUNDS = HERE / "launch_bounds.py"  # the bounds, and as a script the network ban's probe
 IMAGE_SERVER = HERE / "image_server.py"  # the kernel image: torch imported once, kernels forked from it
 MISTAKES_RUNNER = HERE / "mistakes_runner.py"  # the assignment's mutants on the grader's inputs
+SWEEP_RUNNER = HERE / "sweep_runner.py"  # the seed sweep's calls of the instructor's implementations

@@ -17,7 +17,9 @@ TASK = Task(
         # Axis 1 is the last axis of 2-D input, so only a leading axis tells "the axis it is given" from
         # "always axis 1".
         Probe("works along axis=0 of a 3-D array", 1, (("x", normal(4, 3, 5, scale=3.0)), ("axis", value(0)))),
-        Probe("logits of ±1e4 give no NaN or inf", 2, (("x", normal(3, 6, scale=1e4)),), checks=("finite", "matches_reference")),
+        # 8 rows: a max taken over the whole array instead of each row is right only when every row's max is
+        # within ~745 (where exp underflows) of the largest, under about 3e-9 of draws (3 rows: ~0.6 %, seen by the sweep)
+        Probe("logits of ±1e4 give no NaN or inf", 2, (("x", normal(8, 6, scale=1e4)),), checks=("finite", "matches_reference")),
         Probe("leaves its input unchanged", 1, (("x", normal(5, 5)),), checks=("inputs_unchanged", "matches_reference")),
         Probe("float64 in, float64 out", 1, (("x", normal(6, 3, scale=3.0)),), checks=("dtype_kept", "matches_reference")),
         Probe("float32 in, float32 out", 1, (("x", normal(4, 6, scale=3.0)),), checks=("dtype_kept", "matches_reference"), **F32),

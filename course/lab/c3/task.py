@@ -32,13 +32,13 @@ TASK = Task(
               (("q", normal(2, 6, 4)), ("k", normal(2, 8, 4)), ("v", normal(2, 8, 3)), ("mask", mask(6, 8))),
               checks=("inputs_unchanged",)),
         # scores in the hundreds: exp overflows to inf (and inf/inf is NaN) unless each row's max is subtracted.
-        # Float32 internals are charged on the precision line alone: here a weight's relative error from float32
-        # scores is at most 2·max|Δs| ≈ 2·|s|max·(d + 1)·2⁻²⁴ ≈ 4e-3 for |s| up to 4,000, under the 1e-2 allowed
-        # (at 1e-5, 1.3 % of seeds failed; benchmarks/large_scores_float32.py counts both)
+        # Only finiteness and the weights' sums are checked here, not the values: at this scale the softmax is
+        # nearly one-hot, and whether two near-one-hot answers agree depends on the draw, not on the code (the
+        # seed sweep of `attn-ref check` saw a d-for-√d scaling pass 10 of 11 seeds and float32 internals fail 1.3 %
+        # of them). The scale and float32 mistakes are charged on their own lines, under every seed.
         Probe("large scores (hundreds): the softmax stays finite", 1,
               (("q", normal(2, 5, 8, scale=30.0)), ("k", normal(2, 6, 8, scale=30.0)), ("v", normal(2, 6, 3))),
-              checks=("finite", "matches_reference"),
-              options={"hints": {"finite": LARGE_SCORES}, "rtol": 1e-2, "atol": 1e-2}),
+              checks=("finite", "rows_sum_to_one"), options={"hints": {"finite": LARGE_SCORES}}),
         Probe("a fully masked row gives zero weights and output, not NaN", 1,
               (("q", normal(4, 3)), ("k", normal(5, 3)), ("v", normal(5, 2)), ("mask", mask(4, 5, p=0.7, empty_rows=(1,)))),
               checks=("finite", "matches_reference")),

@@ -15,10 +15,12 @@ TASK = Task(
     cuda=True,
     builds_on=("c3", "c4"),
     probes=(
+        # d_v ≥ d_k + 2 under every draw: a fused key/value projection split at its middle is right when
+        # d_v = d_k + 1, (2·d_k + 1) // 2 = d_k, and the seed sweep saw it pass here under 2 of 11 seeds
         Probe("equals full causal self-attention at every step (B, T, sizes drawn per grading)", 4,
               (("x", normal("B", "T", "d_model")), ("W_q", normal("d_model", "d_k", scale=0.6)),
                ("W_k", normal("d_model", "d_k", scale=0.6)), ("W_v", normal("d_model", "d_v"))),
-              options=drawn(B=(1, 3), T=(3, 9), d_model=(2, 8), d_k=(2, 6), d_v=(2, 6), distinct=(("d_k", "d_v"),))),
+              options=drawn(B=(1, 3), T=(3, 9), d_model=(2, 8), d_k=(2, 3), d_v=(5, 6))),
         Probe("leaves x and the weights unchanged", 1,
               (("x", normal(2, 7, 5)), ("W_q", normal(5, 3, scale=0.6)), ("W_k", normal(5, 3, scale=0.6)), ("W_v", normal(5, 4))),
               checks=("inputs_unchanged",)),

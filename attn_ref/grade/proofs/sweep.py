@@ -1,0 +1,213 @@
+"""The seed sweep: every probe line's verdict on the solution, every mutant and every stub, under many seeds.
+
+A verdict may not depend on the seed (correct work never loses a point under any seed; a bug is charged
+under every one). `attn-ref check` runs this through the zip's own grader and fails the build on a line
+whose verdict changes with the seed, naming the line and the implementation, and on a mutant that is not
+named, in its own words, on a line it fails.
+
+Each probe's inputs and reference are made here once per seed, as grading makes them (inputs.generate,
+probe_rng); the implementations are called through the kernel's own harness in one trusted process
+(student_python/sweep_runner.py: only the instructor's code runs there), and each reply is scored by the
+grader's own comparators (check_probe) and named by its own matcher (mutant_match.matching). Only the
+notebook kernel and its messages are left out, which makes a call about a hundred times cheaper: enough
+for 1,500 seeds, the number that sees a verdict flipping under one seed in 500 with 95 % confidence
+(1 − (1 − 1/500)^1500 ≈ 0.95).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..checks_json import FunctionUnit
+from ..core import prepare
+from ..inkernel.wire import MalformedReply, parse_call_reply
+from ..isolation.safeio import UnsafeReply, read_reply
+from ..scoring import comparators
+from ..scoring.functions import call_files
+from ..scoring.inputs import generate, probe_rng, reference_outputs
+from ..scoring.mutant_match import matching
+from ..session import HARNESS_SOURCE
+from ..student_python import SWEEP_RUNNER
+from . import stubs
+
+SOLUTION = "solution"
+SEEDS_FOR_ONE_IN_500 = 1500  # 1 − (1 − 1/500)^1500 ≈ 0.95
+
+
+@dataclass
+class LineVerdicts:
+    """One implementation's verdicts on one probe line, over the seeds swept."""
+
+    own: str = ""  # a mutant's words, as a student whose outputs match it is told them
+    passed: int = 0
+    failed: int = 0
+    named: int = 0  # failed, and named in the implementation's own words
+    misnamed: dict[str, int] = field(default_factory=dict)  # failed, and named as another mutant: {its words: seeds}
+    pass_seed: int | None = None  # the first seed it passed under
+    fail_seed: int | None = None  # the first seed it failed under, and what it was told then
+    fail_message: str = ""
+    worst_error: float = 0.0  # the largest relative error measured on a seed it passed under
+    rtol: float = 0.0  # the line's relative tolerance, which worst_error is read against
+
+    def add(self, seed: int, ok: bool, message: str, error: float | None, says: str | None) -> None:
+        if ok:
+            self.passed += 1
+            self.pass_seed = seed if self.pass_seed is None else self.pass_seed
+            self.worst_error = max(self.worst_error, error or 0.0)
+            return
+        self.failed += 1
+        if self.fail_seed is None:
+            self.fail_seed, self.fail_message = seed, message
+        if not says:  # not a mutant, not on a line that names (not CPU), or matching nothing
+            return
+        if says == self.own:
+            self.named += 1
+        else:
+            self.misnamed[says] = self.misnamed.get(says, 0) + 1
+
+    def to_json(self) -> dict:
+        return {"passed": self.passed, "failed": self.failed, "named": self.named, "misnamed": self.misnamed,
+                "pass_seed": self.pass_seed, "fail_seed": self.fail_seed, "fail_message": self.fail_message,
+                "worst_error": self.worst_error, "rtol": self.rtol}
+
+
+class SweepRunner:
+    """The trusted process that calls every implementation of one task through the harness."""
+
+    def __init__(self, python: str, helpers: str, implementations: dict[str, str], folder: Path):
+        self.folder = folder
+        self.process = subprocess.Popen([python, "-I", str(SWEEP_RUNNER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, text=True, cwd=folder)
+        self._send({"harness": HARNESS_SOURCE, "helpers": helpers, "implementations": implementations})
+        self.broken: dict[str, str] = json.loads(self._receive())["broken"]
+
+    def _send(self, message: dict) -> None:
+        self.process.stdin.write(json.dumps(message) + "\n")
+        self.process.stdin.flush()
+
+    def _receive(self) -> str:
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError("the sweep's runner ended (see its implementations' cells)")
+        return line
+
+    def run(self, inbox: Path, function: str, runs: list[tuple[str, Path, str | None]]) -> dict[str, str]:
+        self._send({"inbox": str(inbox), "function": function, "runs": [[label, str(out), src] for label, out, src in runs]})
+        return json.loads(self._receive())["ran"]
+
+    def close(self) -> None:
+        self.process.kill()
+        self.process.wait()
+
+
+def _observe(outbox: Path) -> comparators.Observation | None:
+    try:
+        return comparators.Observation(parse_call_reply(read_reply(outbox, "reply.json")), outbox, None)
+    except (FileNotFoundError, UnsafeReply, MalformedReply, OSError):
+        return None
+
+
+def _values(task: FunctionUnit, obs: comparators.Observation) -> list | None:
+    """An implementation's outputs as the matcher compares them, or None (not comparable)."""
+    if not obs.reply.ok or comparators.forms_problem(task, obs.reply):
+        return None
+    try:
+        values = [comparators.student_value(out, obs) for out in obs.reply.outputs]
+    except comparators.MalformedOutput:
+        return None
+    return None if any(v is None for v in values) else values
+
+
+def _write(folder: Path, files: dict[str, bytes]) -> None:
+    folder.mkdir(exist_ok=True)
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+
+
+def _scratch() -> Path:
+    """A private folder for the calls' files, in memory where the machine has it: a call writes and reads a
+    handful of small files, and on a disk their opening alone costs as much as the call."""
+    memory = Path("/dev/shm")
+    return Path(tempfile.mkdtemp(prefix="attn-ref-sweep-", dir=memory if memory.is_dir() else None))
+
+
+def sweep_task(python: str, helpers: str, t_index: int, task: FunctionUnit, mutants: list[tuple[str, str]],
+               seeds: range, reference, with_stubs: bool = True, fixed_seeds: int | None = None) -> dict:
+    """{"lines": {label: {probe: LineVerdicts}}, "broken": {label: what its cell raised}} for one task; a line
+    whose sizes are fixed (no "dims" drawn) is swept under the first ``fixed_seeds`` seeds only (default all):
+    only its values change with the seed, and the check holds their errors to a margin of the tolerance."""
+    says = {m.source: m.says for m in task.mistakes}
+    index_of = {m.source: i for i, m in enumerate(task.mistakes)}
+    implementations = {SOLUTION: "", **dict(mutants)}
+    own = {label: says.get(source, "") for label, source in mutants}
+    stub_labels = [f"stub: {kind}" for kind in stubs.KINDS] if with_stubs else []
+    for label in stub_labels:
+        implementations[label] = ""
+    folder = _scratch()
+    runner = SweepRunner(python, helpers, implementations, folder)
+    try:
+        labels = [label for label in implementations if label not in runner.broken]
+        lines = {label: {p.name: LineVerdicts(own=own.get(label, ""), rtol=comparators.tolerance(p)[0])
+                         for p in task.probes if p.device != "cuda"}
+                 for label in labels}
+        inbox = folder / "inbox"
+        for seed in seeds:
+            started = False  # whether this seed has made a call yet
+            for p_index, probe in enumerate(task.probes):
+                if probe.device == "cuda" or (fixed_seeds is not None and "dims" not in probe.options
+                                              and seed >= seeds.start + fixed_seeds):
+                    continue
+                args = generate(probe, probe_rng(seed, t_index, p_index))
+                expected = reference_outputs(reference, args)
+                _write(inbox, call_files(task, probe, args, {}))
+                runs, first, started = [], not started, True
+                for i, label in enumerate(labels):
+                    outbox = folder / f"out{i}"
+                    outbox.mkdir(exist_ok=True)
+                    (outbox / "reply.json").unlink(missing_ok=True)  # a reply read is this call's or none
+                    kind = label.removeprefix("stub: ") if label in stub_labels else None
+                    # each seed is a submission of its own: a mutant's state (a cache) starts afresh under it
+                    fresh = implementations[label] if first else None
+                    runs.append((label, outbox, stubs.source(kind, task, probe, expected) if kind else fresh))
+                runner.run(inbox, task.function, runs)
+                observed = {label: _observe(outbox) for label, outbox, _ in runs}
+                outputs = {index_of[implementations[label]]: values for label, obs in observed.items()
+                           if obs is not None and implementations[label] in index_of
+                           and (values := _values(task, obs)) is not None}
+                for label, obs in observed.items():
+                    stats: dict = {}
+                    if obs is None:
+                        ok, message = False, "no reply came back from the call"
+                    else:
+                        ok, message = comparators.check_probe(task, probe, args, expected, obs, stats)
+                    named = None
+                    if not ok and obs is not None and probe.device == "cpu" and label in own and task.mistakes:
+                        values = _values(task, obs)
+                        named = matching(task, probe, values, expected, outputs) if values is not None else ""
+                    lines[label][probe.name].add(seed, ok, message, stats.get("max_error"), named)
+        return {"lines": {label: {name: v.to_json() for name, v in probes.items()} for label, probes in lines.items()},
+                "broken": runner.broken}
+    finally:
+        runner.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def sweep(autograder, mutants: dict[str, list[tuple[str, str]]], seeds: range, *, with_stubs: bool = True,
+          tasks: set[str] | None = None, fixed_seeds: int | None = None) -> dict:
+    """{task: sweep_task(...)} for every function unit of the autograder (or those named in ``tasks``), its
+    mutants given as {task: [(label, source)]}. Trusted code only: the assignment's helpers, mutants and stubs,
+    never a submission."""
+    autograder, plan = prepare(autograder, None)
+    found = {}
+    for t_index, task in enumerate(autograder.checks.units):
+        if not isinstance(task, FunctionUnit) or (tasks is not None and task.name not in tasks):
+            continue
+        found[task.name] = sweep_task(plan.python, autograder.checks.helpers, t_index, task,
+                                      mutants.get(task.name, []), seeds, autograder.reference(task.reference), with_stubs,
+                                      fixed_seeds)
+    return found

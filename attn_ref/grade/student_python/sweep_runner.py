@@ -1,0 +1,66 @@
+"""Call the instructor's implementations (the solution, the mutants, the stubs) through the kernel's own
+harness, many times over, in a process of its own with the students' interpreter: the seed sweep of
+`attn-ref check` (grade/proofs/sweep.py). Only trusted code and trusted data come here, never a student's.
+
+The harness is the very code a graded kernel runs (session.HARNESS_SOURCE), so a call here is a graded
+call: same inputs, same reply, same saved arrays; only the kernel and its messages are left out.
+
+Sent as a file and run as `python -I sweep_runner.py` (no attn_ref: standard library, NumPy, torch).
+One JSON request per line on stdin, one JSON reply per line on stdout:
+
+    first line:  {"harness": SOURCE, "helpers": SOURCE, "implementations": {LABEL: SOURCE}}
+    its reply:   {"broken": {LABEL: TEXT}}          the implementations whose cells raised
+    request:     {"inbox": DIR, "function": NAME, "runs": [[LABEL, OUTBOX, SOURCE | null], ...]}
+    reply:       {"ran": {LABEL: "" | TEXT}}     "" when the harness ran (its reply is OUTBOX/reply.json)
+
+A run's SOURCE, when given, is run in LABEL's namespace before the call (a stub made for these inputs).
+"""
+
+import json
+import sys
+
+
+def _namespaces(helpers, implementations):
+    """({label: the namespace its function lives in}, {label: what its cell raised}): the helpers (setup and
+    solutions), then its own source."""
+    found, broken = {}, {}
+    for label, source in implementations.items():
+        namespace = {"__name__": "__main__"}
+        try:
+            exec(compile(helpers, "<helpers>", "exec"), namespace)
+            exec(compile(source, "<%s>" % label, "exec"), namespace)
+        except Exception as err:  # noqa: BLE001 - a mutant whose cell raises is reported, not swept
+            broken[label] = "%s: %s" % (type(err).__name__, str(err)[:200])
+            continue
+        found[label] = namespace
+    return found, broken
+
+
+def main():
+    replies, sys.stdout = sys.stdout, sys.stderr  # what the implementations print never mixes with replies
+    first = json.loads(sys.stdin.readline())
+    harness = {"__name__": "__harness__"}
+    exec(compile(first["harness"], "<harness>", "exec"), harness)
+    namespaces, broken = _namespaces(first["helpers"], first["implementations"])
+    replies.write(json.dumps({"broken": broken}) + "\n")
+    replies.flush()
+    current = [None]
+    harness["_main_namespace"] = lambda: current[0]  # the harness looks the function up where it was defined
+    for line in sys.stdin:
+        request = json.loads(line)
+        ran = {}
+        for label, outbox, source in request["runs"]:
+            current[0] = namespaces[label]
+            try:
+                if source:
+                    exec(compile(source, "<%s>" % label, "exec"), current[0])
+                harness["call"](request["function"], request["inbox"], outbox)
+                ran[label] = ""
+            except Exception as err:  # noqa: BLE001 - the harness catches the call's own errors; this is the cell's
+                ran[label] = "%s: %s" % (type(err).__name__, str(err)[:200])
+        replies.write(json.dumps({"ran": ran}) + "\n")
+        replies.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -10,23 +10,18 @@ Top to bottom, what decides most first (the page has no script; all student text
   threshold, the highest similarity;
 * per question, the pairs over the threshold, each pair's code folded in <details>, side by side, the shared
   parts marked. Measured with copydetect (MOSS-style winnowing; made for this) on each submission's own
-  code: the starter's lines (the signature and docstring of the student notebook's cell, given to everyone)
+  code, only the candidates an index of fingerprints names compared in full (similarity.py): the starter's lines (the signature and docstring of the student notebook's cell, given to everyone)
   are left out of the matching and shown unmarked;
 * in full: the scores that differ from Gradescope's, and each student's integrity flags.
 """
 
 from __future__ import annotations
 
-import difflib
 import html
-import io
 import re
 from collections import Counter
 from dataclasses import dataclass
-from itertools import combinations
 from pathlib import Path
-
-import numpy as np
 
 from .. import submission as submission_files
 from ..checks_json import FunctionUnit, Unit
@@ -34,11 +29,8 @@ from ..inkernel.text import plain_lines
 from ..inkernel.wire import Status
 from ..owned import write_private
 from . import mistakes
+from .similarity import THRESHOLD, similar_pairs
 
-THRESHOLD = 0.75  # the share of a submission's tokens found in another's
-NOISE = 25  # copydetect's k: matches shorter than this many characters are noise
-GUARANTEE = 30  # matches this long are always found
-MIN_CODE = 80  # characters of a submission's own code (starter excluded) below which a unit is not compared
 MAX_CODE = 20_000  # characters of a unit's code compared: far above any honest answer, and bounds the work
 PAIRS_PER_UNIT = 50  # pairs shown per question: more says "the threshold is too low", not "read them all"
 OVERVIEW_ROWS = 30  # pairs in the overview across questions
@@ -57,128 +49,6 @@ def unit_code(nb, unit: Unit) -> str:
         names = "|".join(re.escape(a.name) for a in unit.answers)
         pattern = re.compile(rf"^[ \t]*({names})[ \t]*=", re.M)
     return "\n\n".join(c.source for c in nb.cells if c.cell_type == "code" and pattern.search(c.source))[:MAX_CODE]
-
-
-def starter_lines(code: str, starter: str) -> list[bool]:
-    """For each line of the code, whether it is one of the starter's lines (compared stripped, in order);
-    blank lines between two of them (inside a docstring) too."""
-    lines = code.split("\n")
-    written = [(i, line.strip()) for i, line in enumerate(lines) if line.strip()]
-    given = [line.strip() for line in starter.split("\n") if line.strip()]
-    found = [False] * len(lines)
-    if not given or not written:
-        return found
-    matcher = difflib.SequenceMatcher(None, [text for _, text in written], given, autojunk=False)
-    for block in matcher.get_matching_blocks():
-        for j in range(block.a, block.a + block.size):
-            found[written[j][0]] = True
-    for (i, _), (k, _) in zip(written, written[1:]):
-        if found[i] and found[k]:
-            found[i + 1:k] = [True] * (k - i - 1)
-    return found
-
-
-@dataclass
-class UnitCode:
-    """A submission's code for one unit, and which of its characters are the starter's lines.
-
-    The starter is excluded by position, not with copydetect's boilerplate hashes: a docstring is one
-    token to copydetect, so a starter filters to a few dozen characters, about one k-gram, and every
-    k-gram from the signature into the student's body (the docstring inside it) matched and was marked
-    in every pair. Nor are the starter's lines cut out before fingerprinting: a student who edits one
-    line of a docstring would leave an unterminated string that swallows the whole body."""
-
-    text: str
-    given: np.ndarray  # per character of text: part of a starter line
-
-    @classmethod
-    def split(cls, text: str, starter: str) -> UnitCode:
-        given, pos = np.zeros(len(text), dtype=bool), 0
-        for line, is_given in zip(text.split("\n"), starter_lines(text, starter)):
-            end = min(pos + len(line) + 1, len(text))  # the line and its newline
-            given[pos:end] = is_given
-            pos = end
-        return cls(text, given)
-
-    @property
-    def own(self) -> str:
-        """What the student wrote beyond the starter."""
-        return "".join(c for c, g in zip(self.text, self.given) if not g)
-
-    def fingerprint(self):
-        """copydetect's fingerprint of the code, less every k-gram that touches a starter line (kept out of
-        the hashes, their positions and the token count that similarity is a share of)."""
-        from copydetect import CodeFingerprint
-        from copydetect.utils import get_token_coverage
-
-        fp = CodeFingerprint("unit.py", NOISE, GUARANTEE - NOISE + 1, fp=io.StringIO(self.text), language="python")
-        if not self.given.any():
-            return fp
-        touched = np.concatenate([[0], np.cumsum(self.given)])  # touched[b] - touched[a]: starter chars in [a, b)
-
-        def raw(i: int) -> int:  # a position in the filtered code -> in the text, as copydetect maps its slices
-            if len(fp.offsets) == 0:
-                return min(i, len(self.text))
-            row = min(int(np.searchsorted(fp.offsets[:, 0], i)), len(fp.offsets) - 1)
-            return min(max(i + int(fp.offsets[row, 1]), 0), len(self.text))
-
-        def clean(i: int) -> bool:  # copydetect's mapping is approximate: a character of margin each side
-            start, end = max(raw(i) - 1, 0), min(raw(i + fp.k) + 1, len(self.text))
-            return touched[end] - touched[start] == 0
-
-        fp.hash_idx = {h: kept for h, idx in fp.hash_idx.items() if (kept := [i for i in idx if clean(i)])}
-        fp.hashes = set(fp.hash_idx)
-        fp.token_coverage = get_token_coverage(fp.hash_idx, fp.k, len(fp.filtered_code))
-        return fp
-
-    def marked(self, slices) -> str:
-        """The code, escaped: the shared slices in <mark>, the starter's lines dimmed (never marked)."""
-        shared = np.zeros(len(self.text), dtype=bool)
-        for start, end in zip(*slices):
-            shared[max(int(start), 0):max(int(end), 0)] = True
-        kind = np.where(self.given, 1, np.where(shared, 2, 0))
-        cuts = [0, *(np.flatnonzero(np.diff(kind)) + 1).tolist(), len(self.text)]
-        out = []
-        for start, end in zip(cuts, cuts[1:]):
-            piece = html.escape(self.text[start:end])
-            out.append({0: piece, 1: f'<span class="starter">{piece}</span>', 2: f"<mark>{piece}</mark>"}[int(kind[start])])
-        return "".join(out)
-
-
-KGRAM_BASE = np.uint64(1_000_003)
-
-
-def kgram_hashes(text: str, k: int) -> np.ndarray:
-    """The hash of every k-gram of ``text``, the same in every process (a polynomial over its code points,
-    modulo 2**64). copydetect's own uses Python's hash() of a str, which is salted per process
-    (PYTHONHASHSEED): the report's similarities and marks then differed from one run to the next."""
-    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.uint64)
-    count = len(codes) - k + 1
-    if count <= 0:
-        return np.array([], dtype=np.int64)
-    hashes = np.zeros(count, dtype=np.uint64)
-    for j in range(k):
-        hashes = hashes * KGRAM_BASE + codes[j:j + count]  # wraps around: modulo 2**64
-    return hashes.view(np.int64)
-
-
-def similar_pairs(codes: dict[str, str], starter: str, threshold: float = THRESHOLD) -> list[tuple]:
-    """(key a, key b, similarity, marked code a, marked code b), most similar first; the starter's lines
-    are neither compared nor marked."""
-    import copydetect.utils
-    from copydetect import compare_files
-
-    copydetect.utils.hashed_kgrams = kgram_hashes  # its fingerprints, deterministic (kgram_hashes)
-
-    split = {key: UnitCode.split(code, starter) for key, code in codes.items()}
-    prints = {key: c.fingerprint() for key, c in split.items() if len(c.own.strip()) >= MIN_CODE}
-    pairs = []
-    for a, b in combinations(sorted(prints), 2):
-        _, (sim_a, sim_b), (slices_a, slices_b) = compare_files(prints[a], prints[b])
-        similarity = float(max(sim_a, sim_b))
-        if similarity >= threshold:
-            pairs.append((a, b, similarity, split[a].marked(slices_a), split[b].marked(slices_b)))
-    return sorted(pairs, key=lambda p: -p[2])
 
 
 # ---- the page -------------------------------------------------------------------------------------------

@@ -10,7 +10,8 @@ import re
 
 from report_class import ATTENTION, SOFTMAX, SOFTMAX_BODIES, make_class
 
-from attn_ref.grade.classroom.report import similar_pairs, write_report
+from attn_ref.grade.classroom.report import write_report
+from attn_ref.grade.classroom.similarity import similar_pairs
 
 
 def _report(tmp_path, **kwargs) -> str:
@@ -94,7 +95,7 @@ def test_the_report_is_the_same_in_every_process():
     import sys
 
     program = ("import json, sys; sys.path.insert(0, 'tests'); import report_class as t\n"
-               "from attn_ref.grade.classroom.report import similar_pairs\n"
+               "from attn_ref.grade.classroom.similarity import similar_pairs\n"
                "codes = {n: t.SOFTMAX + b for n, b in t.SOFTMAX_BODIES.items()}\n"
                "codes['copy'] = t.SOFTMAX + t.SOFTMAX_BODIES['copied'].replace('exps', 'e_x')\n"
                "print(json.dumps(similar_pairs(codes, t.SOFTMAX + '    ...\\n', threshold=0.0)))")

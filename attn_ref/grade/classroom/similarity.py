@@ -1,0 +1,258 @@
+"""Which submissions' code for one unit look alike: copydetect's similarity (MOSS-style winnowing) of every pair
+over THRESHOLD, in time near-linear in the class, not quadratic.
+
+Each submission is fingerprinted once; an index of its hashes (hash -> the submissions that hold it) names the
+candidates of each submission, and only candidates are compared, with copydetect's own ``compare_files``: the
+pairs, similarities and marks are those of comparing every pair (``tests/similarity_class.py`` holds that
+oracle). No hash is ever dropped from the index: the class-wide common ones (``V = V.V(V, V=V, V=True)`` is in
+most softmaxes once names are filtered) are read only for the few submissions made of little else (see
+``FingerprintIndex.candidates``), so no pair over the threshold can be missed.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from itertools import combinations
+
+import numpy as np
+
+THRESHOLD = 0.75  # the share of a submission's tokens found in another's
+NOISE = 25  # copydetect's k: matches shorter than this many characters are noise
+GUARANTEE = 30  # matches this long are always found
+MIN_CODE = 80  # characters of a submission's own code (starter excluded) below which a unit is not compared
+CELLS_PER_BLOCK = 1 << 22  # candidates × kept positions checked at once: bounds the memory of one submission's row
+
+
+def starter_lines(code: str, starter: str) -> list[bool]:
+    """For each line of the code, whether it is one of the starter's lines (compared stripped, in order);
+    blank lines between two of them (inside a docstring) too."""
+    lines = code.split("\n")
+    written = [(i, line.strip()) for i, line in enumerate(lines) if line.strip()]
+    given = [line.strip() for line in starter.split("\n") if line.strip()]
+    found = [False] * len(lines)
+    if not given or not written:
+        return found
+    matcher = SequenceMatcher(None, [text for _, text in written], given, autojunk=False)
+    for block in matcher.get_matching_blocks():
+        for j in range(block.a, block.a + block.size):
+            found[written[j][0]] = True
+    for (i, _), (k, _) in zip(written, written[1:]):
+        if found[i] and found[k]:
+            found[i + 1:k] = [True] * (k - i - 1)
+    return found
+
+
+@dataclass
+class UnitCode:
+    """A submission's code for one unit, and which of its characters are the starter's lines.
+
+    The starter is excluded by position, not with copydetect's boilerplate hashes: a docstring is one
+    token to copydetect, so a starter filters to a few dozen characters, about one k-gram, and every
+    k-gram from the signature into the student's body (the docstring inside it) matched and was marked
+    in every pair. Nor are the starter's lines cut out before fingerprinting: a student who edits one
+    line of a docstring would leave an unterminated string that swallows the whole body."""
+
+    text: str
+    given: np.ndarray  # per character of text: part of a starter line
+
+    @classmethod
+    def split(cls, text: str, starter: str) -> UnitCode:
+        given, pos = np.zeros(len(text), dtype=bool), 0
+        for line, is_given in zip(text.split("\n"), starter_lines(text, starter)):
+            end = min(pos + len(line) + 1, len(text))  # the line and its newline
+            given[pos:end] = is_given
+            pos = end
+        return cls(text, given)
+
+    @property
+    def own(self) -> str:
+        """What the student wrote beyond the starter."""
+        return "".join(c for c, g in zip(self.text, self.given) if not g)
+
+    def fingerprint(self):
+        """copydetect's fingerprint of the code, less every k-gram that touches a starter line (kept out of
+        the hashes, their positions and the token count that similarity is a share of)."""
+        from copydetect import CodeFingerprint
+        from copydetect.utils import get_token_coverage
+
+        fp = CodeFingerprint("unit.py", NOISE, GUARANTEE - NOISE + 1, fp=io.StringIO(self.text), language="python")
+        if not self.given.any():
+            return fp
+        touched = np.concatenate([[0], np.cumsum(self.given)])  # touched[b] - touched[a]: starter chars in [a, b)
+
+        def raw(i: int) -> int:  # a position in the filtered code -> in the text, as copydetect maps its slices
+            if len(fp.offsets) == 0:
+                return min(i, len(self.text))
+            row = min(int(np.searchsorted(fp.offsets[:, 0], i)), len(fp.offsets) - 1)
+            return min(max(i + int(fp.offsets[row, 1]), 0), len(self.text))
+
+        def clean(i: int) -> bool:  # copydetect's mapping is approximate: a character of margin each side
+            start, end = max(raw(i) - 1, 0), min(raw(i + fp.k) + 1, len(self.text))
+            return touched[end] - touched[start] == 0
+
+        fp.hash_idx = {h: kept for h, idx in fp.hash_idx.items() if (kept := [i for i in idx if clean(i)])}
+        fp.hashes = set(fp.hash_idx)
+        fp.token_coverage = get_token_coverage(fp.hash_idx, fp.k, len(fp.filtered_code))
+        return fp
+
+    def marked(self, slices) -> str:
+        """The code, escaped: the shared slices in <mark>, the starter's lines dimmed (never marked)."""
+        shared = np.zeros(len(self.text), dtype=bool)
+        for start, end in zip(*slices):
+            shared[max(int(start), 0):max(int(end), 0)] = True
+        kind = np.where(self.given, 1, np.where(shared, 2, 0))
+        cuts = [0, *(np.flatnonzero(np.diff(kind)) + 1).tolist(), len(self.text)]
+        out = []
+        for start, end in zip(cuts, cuts[1:]):
+            piece = html.escape(self.text[start:end])
+            out.append({0: piece, 1: f'<span class="starter">{piece}</span>', 2: f"<mark>{piece}</mark>"}[int(kind[start])])
+        return "".join(out)
+
+
+KGRAM_BASE = np.uint64(1_000_003)
+
+
+def kgram_hashes(text: str, k: int) -> np.ndarray:
+    """The hash of every k-gram of ``text``, the same in every process (a polynomial over its code points,
+    modulo 2**64). copydetect's own uses Python's hash() of a str, which is salted per process
+    (PYTHONHASHSEED): the report's similarities and marks then differed from one run to the next."""
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.uint64)
+    count = len(codes) - k + 1
+    if count <= 0:
+        return np.array([], dtype=np.int64)
+    hashes = np.zeros(count, dtype=np.uint64)
+    for j in range(k):
+        hashes = hashes * KGRAM_BASE + codes[j:j + count]  # wraps around: modulo 2**64
+    return hashes.view(np.int64)
+
+
+@dataclass
+class Fingerprinted:
+    code: UnitCode
+    fp: object  # copydetect's CodeFingerprint of the code, the starter's k-grams left out
+
+
+def fingerprinted(codes: dict[str, str], starter: str) -> dict[str, Fingerprinted]:
+    """Each submission's code with its fingerprint, keyed as given; those with too little code of their own left out."""
+    import copydetect.utils
+
+    copydetect.utils.hashed_kgrams = kgram_hashes  # its fingerprints, deterministic (kgram_hashes)
+    split = {key: UnitCode.split(code, starter) for key, code in codes.items()}
+    return {key: Fingerprinted(c, c.fingerprint()) for key, c in split.items() if len(c.own.strip()) >= MIN_CODE}
+
+
+def compared(prints: dict[str, Fingerprinted], a: str, b: str, threshold: float) -> tuple | None:
+    """(a, b, similarity, marked code a, marked code b) where copydetect's comparison of the two (the larger
+    share) reaches the threshold, else None."""
+    from copydetect import compare_files
+
+    _, (sim_a, sim_b), (slices_a, slices_b) = compare_files(prints[a].fp, prints[b].fp)
+    similarity = float(max(sim_a, sim_b))
+    if similarity < threshold:
+        return None
+    return a, b, similarity, prints[a].code.marked(slices_a), prints[b].code.marked(slices_b)
+
+
+def most_similar_first(pairs: list[tuple]) -> list[tuple]:
+    """Sorted as the report lists them: the most similar first, then by the two keys."""
+    return sorted(pairs, key=lambda p: (-p[2], p[0], p[1]))
+
+
+def _union(positions: np.ndarray, rows: np.ndarray, count: int, k: int) -> np.ndarray:
+    """Per row, how many characters the k-grams at its positions cover (positions sorted within each row, rows
+    ascending): what copydetect's ``get_copied_slices`` spans in total, and ``get_token_coverage`` counts."""
+    same = rows[1:] == rows[:-1]
+    gaps = np.minimum(np.diff(positions), k)[same]  # a gap of k or more starts a new slice: it adds k
+    return np.bincount(rows[1:][same], weights=gaps, minlength=count) + k * (np.bincount(rows, minlength=count) > 0)
+
+
+class FingerprintIndex:
+    """The class's fingerprints as arrays, and the index: for each hash, the submissions that hold it."""
+
+    def __init__(self, prints: list, k: int):
+        self.k, self.count = k, len(prints)
+        self.coverage = [float(p.token_coverage) for p in prints]
+        hashes = [np.array(sorted(p.hash_idx), dtype=np.int64) for p in prints]
+        flat = np.concatenate([np.zeros(0, dtype=np.int64), *hashes])
+        self.starts = np.cumsum([0, *(len(h) for h in hashes)], dtype=np.int64)
+        unique, ids = np.unique(flat, return_inverse=True)  # every hash -> an id, 0 .. distinct hashes - 1
+        self.ids = ids.astype(np.int64)  # submission i's hash ids: ids[starts[i]:starts[i + 1]]
+        owners = np.repeat(np.arange(self.count), np.diff(self.starts))
+        order = np.argsort(self.ids, kind="stable")
+        self.holders = owners[order]  # hash h's submissions: holders[first[h]:first[h + 1]]
+        self.first = np.concatenate([[0], np.cumsum(np.bincount(self.ids, minlength=len(unique)))])
+        self.frequency = np.diff(self.first)  # submissions that hold each hash
+        self.spots = []  # per submission: (its kept positions, sorted; the index of each one's hash in its ids)
+        for i, (p, h) in enumerate(zip(prints, hashes)):
+            local = np.repeat(np.arange(len(h)), [len(p.hash_idx[v]) for v in h])
+            positions = np.concatenate([np.zeros(0, dtype=np.int64), *(np.asarray(p.hash_idx[v]) for v in h)])
+            order = np.argsort(positions, kind="stable")
+            self.spots.append((positions[order].astype(np.int64), local[order]))
+        self.local = np.full(len(unique), -1, dtype=np.int64)  # scratch: a hash id -> its index in one submission
+
+    def _own(self, i: int) -> np.ndarray:
+        return self.ids[self.starts[i]:self.starts[i + 1]]
+
+    def candidates(self, i: int, threshold: float) -> np.ndarray:
+        """Every submission j ≠ i that could hold threshold of i's tokens: those holding one of i's rarest hashes.
+
+        Lossless. copydetect's share of i found in j (``compare_files``) is the span of the k-grams at i's
+        positions whose hashes j holds too, over the span of all of i's kept k-grams (``token_coverage``).
+        Take i's hashes from the most common in the class to the rarest, and let `common` be the longest run of
+        them whose own span is under threshold of i's: any j that holds none of the other hashes (the
+        rarest, `rare`) shares at most `common`, so less than threshold of i (the same float division as
+        copydetect's, rounded up or down alike, so a tie at the threshold cannot slip through). So every j
+        over the threshold holds a hash of `rare`, and the index lists it. This is MOSS's "drop the hashes
+        most of the class holds", made safe per submission: a common hash is read only for a submission
+        whose rare hashes alone cannot reach threshold, and its row costs what its hashes' lists hold."""
+        own, (positions, local) = self._own(i), self.spots[i]
+        if len(own) == 0:
+            return np.zeros(0, dtype=np.int64)
+        rank = np.empty(len(own), dtype=np.int64)
+        rank[np.lexsort((own, -self.frequency[own]))] = np.arange(len(own))  # 0: the most common
+        first_cover = np.full(int(positions[-1]) + self.k, len(own), dtype=np.int64)  # per character: the first rank covering it
+        np.minimum.at(first_cover, (positions[:, None] + np.arange(self.k)).ravel(), np.repeat(rank[local], self.k))
+        spans = np.cumsum(np.bincount(first_cover, minlength=len(own) + 1)[:len(own)])  # spans[r]: ranks 0..r's span
+        common = int(np.count_nonzero(spans / self.coverage[i] < threshold))  # spans grow with r: a run from rank 0
+        rare = own[rank >= common]
+        found = np.concatenate([np.zeros(0, dtype=np.int64), *(self.holders[self.first[h]:self.first[h + 1]] for h in rare)])
+        return np.setdiff1d(found, [i])
+
+    def shares(self, i: int, others: np.ndarray) -> np.ndarray:
+        """For each of others, the share of i's tokens it holds too: copydetect's similarity of i in that pair."""
+        own, (positions, local) = self._own(i), self.spots[i]
+        self.local[own] = np.arange(len(own))
+        out = []
+        for block in np.array_split(others, max(1, len(others) * len(positions) // CELLS_PER_BLOCK + 1)):
+            lengths = self.starts[block + 1] - self.starts[block]
+            rows = np.repeat(np.arange(len(block)), lengths)
+            at = np.repeat(self.starts[block] - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths) + np.arange(lengths.sum())
+            mine = self.local[self.ids[at]]
+            held = np.zeros((len(block), len(own)), dtype=bool)
+            held[rows[mine >= 0], mine[mine >= 0]] = True
+            row, col = np.nonzero(held[:, local])  # row-major: each row's shared positions in order
+            out.append(_union(positions[col], row, len(block), self.k) / self.coverage[i])
+        self.local[own] = -1
+        return np.concatenate([np.zeros(0), *out])
+
+
+def similar_pairs(codes: dict[str, str], starter: str, threshold: float = THRESHOLD) -> list[tuple]:
+    """(key a, key b, similarity, marked code a, marked code b) for every pair whose similarity reaches the
+    threshold, most similar first; the starter's lines are neither compared nor marked.
+
+    Cost: the class once (fingerprints, the index), then per submission its candidates (``FingerprintIndex.candidates``),
+    each checked on arrays; copydetect compares only the pairs over the threshold."""
+    prints = fingerprinted(codes, starter)
+    keys = sorted(prints)
+    if threshold <= 0:  # every pair reaches it, even one that shares nothing
+        return most_similar_first([compared(prints, a, b, threshold) for a, b in combinations(keys, 2)])
+    index = FingerprintIndex([prints[key].fp for key in keys], NOISE)
+    over = set()
+    for i in range(len(keys)):
+        others = index.candidates(i, threshold)
+        # the same division as copydetect's, on the same whole numbers: a pair kept here is over the threshold
+        over |= {(min(i, j), max(i, j)) for j in others[index.shares(i, others) >= threshold].tolist()}
+    return most_similar_first([p for i, j in sorted(over) if (p := compared(prints, keys[i], keys[j], threshold))])

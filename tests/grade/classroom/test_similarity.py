@@ -1,0 +1,66 @@
+"""The integrity report's similarity through its index of fingerprints: exactly the pairs, similarities and marks
+of copydetect on every pair (the oracle, similarity_class.py), on a class of 200 lab answers (right, wrong,
+copied with renames, swapped statements and comments of their own), and copydetect run on those pairs alone."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from copydetect import compare_files
+from similarity_class import QUESTIONS, all_pairs_similar, make_class, written_alike
+
+from attn_ref.grade.classroom import similarity
+from attn_ref.grade.classroom.similarity import NOISE, FingerprintIndex, fingerprinted, similar_pairs
+
+
+@pytest.fixture(scope="module")
+def lab():
+    return make_class(200, seed=1)
+
+
+@pytest.mark.parametrize("question", sorted(QUESTIONS))
+def test_the_index_finds_exactly_the_pairs_every_pair_finds(lab, question, monkeypatch):
+    codes, starter = lab.codes[question], lab.starters[question]
+    calls, compared = [], similarity.compared
+    monkeypatch.setattr(similarity, "compared", lambda *args: calls.append(args) or compared(*args))
+    found = similar_pairs(codes, starter)
+    assert found == all_pairs_similar(codes, starter)  # pairs, similarities, marked code: the same tuples, in order
+    assert len(calls) == len(found)  # copydetect compares the pairs over the threshold, and no other
+    pairs = {(a, b) for a, b, *_ in found}
+    planted = [tuple(sorted(p)) for q, *p in lab.copies if q == question]
+    assert planted and all(p in pairs for p in planted)
+    assert len(pairs) > len(planted)  # honest answers written the same way are alike too: the class is no easy case
+    assert any("<mark>" in code for _, _, _, code, _ in found)
+
+
+@pytest.mark.parametrize("threshold", [0.3, 0.5, 0.75, 0.9])
+def test_a_submission_over_the_threshold_is_always_a_candidate(lab, threshold):
+    """The index's two claims, pair by pair: its share of a submission is copydetect's, and every submission
+    holding at least `threshold` of another's is among that one's candidates (whatever the threshold)."""
+    prints = fingerprinted(lab.codes["c3"], lab.starters["c3"])
+    keys = sorted(prints)[:80]
+    index = FingerprintIndex([prints[key].fp for key in keys], NOISE)
+    for i, key in enumerate(keys):
+        others = np.array([j for j in range(len(keys)) if j != i])
+        theirs = np.array([compare_files(prints[key].fp, prints[keys[j]].fp)[1][0] for j in others], dtype=float)
+        assert index.shares(i, others).tolist() == theirs.tolist()
+        assert set(others[theirs >= threshold].tolist()) <= set(index.candidates(i, threshold).tolist())
+
+
+def test_a_class_that_wrote_one_answer_is_every_pair(lab):
+    """Hashes the whole class holds are read where a submission holds little else: 30 softmaxes written the
+    textbook way, each with its own names and comments, are 435 pairs."""
+    codes = written_alike("c1", 30)
+    found = similar_pairs(codes, lab.starters["c1"])
+    assert len(found) == 435 and found == all_pairs_similar(codes, lab.starters["c1"])
+
+
+def test_a_tie_at_the_threshold_is_kept(lab):
+    codes = dict(sorted(lab.codes["c6"].items())[:60])
+    starter = lab.starters["c6"]
+    alike = [p for p in all_pairs_similar(codes, starter, threshold=0.5) if p[2] < 1.0]
+    at = alike[len(alike) // 2][2]
+    for threshold in (at, np.nextafter(at, 1.0)):
+        found = similar_pairs(codes, starter, threshold=threshold)
+        assert found == all_pairs_similar(codes, starter, threshold=threshold)
+        assert (found[-1][2] == at) == (threshold == at)

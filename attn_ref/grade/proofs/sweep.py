@@ -112,17 +112,6 @@ def _observe(outbox: Path) -> comparators.Observation | None:
         return None
 
 
-def _values(task: FunctionUnit, obs: comparators.Observation) -> list | None:
-    """An implementation's outputs as the matcher compares them, or None (not comparable)."""
-    if not obs.reply.ok or comparators.forms_problem(task, obs.reply):
-        return None
-    try:
-        values = [comparators.student_value(out, obs) for out in obs.reply.outputs]
-    except comparators.MalformedOutput:
-        return None
-    return None if any(v is None for v in values) else values
-
-
 def _write(folder: Path, files: dict[str, bytes]) -> None:
     folder.mkdir(exist_ok=True)
     for name, data in files.items():
@@ -176,19 +165,18 @@ def sweep_task(python: str, helpers: str, t_index: int, task: FunctionUnit, muta
                     runs.append((label, outbox, stubs.source(kind, task, probe, expected) if kind else fresh))
                 runner.run(inbox, task.function, runs)
                 observed = {label: _observe(outbox) for label, outbox, _ in runs}
-                outputs = {index_of[implementations[label]]: values for label, obs in observed.items()
-                           if obs is not None and implementations[label] in index_of
-                           and (values := _values(task, obs)) is not None}
+                mutants_seen = {index_of[implementations[label]]: obs for label, obs in observed.items()
+                                if obs is not None and implementations[label] in index_of}
                 for label, obs in observed.items():
                     stats: dict = {}
                     if obs is None:
                         ok, message = False, "no reply came back from the call"
                     else:
                         ok, message = comparators.check_probe(task, probe, args, expected, obs, stats)
-                    named = None
-                    if not ok and obs is not None and probe.device == "cpu" and label in own and task.mistakes:
-                        values = _values(task, obs)
-                        named = matching(task, probe, values, expected, outputs) if values is not None else ""
+                    named = None  # as grading names (functions.run_probe): a failed call that returned, CPU or meta
+                    if (not ok and obs is not None and obs.reply.ok and probe.device in ("cpu", "meta")
+                            and label in own and task.mistakes):
+                        named = matching(task, probe, args, expected, obs, mutants_seen)
                     lines[label][probe.name].add(seed, ok, message, stats.get("max_error"), named)
         return {"lines": {label: {name: v.to_json() for name, v in probes.items()} for label, probes in lines.items()},
                 "broken": runner.broken}

@@ -1,10 +1,21 @@
-"""Naming the misconception: a failed probe whose outputs match, within tolerance, what one of the task's
-declared mutants returns on the same inputs is told that mistake, in the mutant's words, never a value.
+"""Naming the misconception: a failed probe on which the student's function behaves, in everything the probe
+measures, as one of the task's declared mutants does on the same inputs, and that mutant unlike the
+reference, is told that mistake, in the mutant's words, never a value.
+
+What is compared is what the kernel reports of a call that returned, for the student and for each mutant
+alike: the values returned (their kind, dtype, device and shape, and their values within the probe's
+tolerance, NaN for NaN, bool masks exactly), the inputs as they were after the call (where the probe looks
+at them: written into in the same way), the rows projected through each counted weight, and whether
+autograd ran (where the probe asks for it). An error names nothing: one shape mismatch, or one tensor built
+on the CPU, is the error of many mistakes. A mutant differs from the reference
+when it fails the probe itself. Where two mutants match, the one written for this probe (its `# must
+fail:` names it) is told before one that is not, and a stub (`# stub`: it does none of the task) last.
 
 The mutants run in a process of their own (mistakes_runner.py, with the students' interpreter, which has
-torch: the grader's has not), started at the first failed probe of a grading and kept for the rest of it.
-Only trusted code and data reach it (the assignment's helpers and mutants, and inputs the grader made);
-the student's outputs are compared here, on the trusted side, with NumPy.
+torch: the grader's has not), started at the first failed probe of a grading and kept for the rest of it;
+each is called through the kernel's own harness on the files of the student's call, on the probe's device
+(CPU or meta). Only trusted code and data reach it (the assignment's helpers and mutants, the harness, and
+inputs the grader made); the student's reply and the mutants' are compared here, on the trusted side.
 """
 
 from __future__ import annotations
@@ -18,8 +29,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..checks_json import FunctionUnit, Probe
+from ...portable import typerules
+from ..checks_json import FunctionUnit, Mistake, Probe
+from ..inkernel.wire import MalformedReply, Output, parse_call_reply
 from ..isolation.image import HelperProcess, ImageError
+from ..session import HARNESS_SOURCE
 from ..settings import MUTANTS_REPLY_TIMEOUT
 from ..student_python import MISTAKES_RUNNER
 from . import comparators as scoring
@@ -47,32 +61,34 @@ class MistakeRunner:
         if self.process is None:
             self.process = subprocess.Popen([self.python, "-I", str(RUNNER)], stdin=subprocess.PIPE,
                                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=self.folder)
-        self._send({"helpers": self.helpers})
+        self._send({"helpers": self.helpers, "harness": HARNESS_SOURCE})
 
     def _send(self, message: dict) -> None:
         self.process.stdin.write(json.dumps(message) + "\n")
         self.process.stdin.flush()
 
-    def outputs(self, task: FunctionUnit, probe: Probe, args: list[Input]) -> dict[int, list]:
-        """{mutant index: its outputs (arrays or numbers)} on these inputs; {} if the runner cannot run."""
+    def observations(self, task: FunctionUnit, files: dict[str, bytes]) -> dict[int, scoring.Observation]:
+        """{mutant index: what the harness reported of its call} on the call's files (functions.call_files: the
+        student's call.json and inputs); {} if the runner cannot run."""
         if self.broken:
             return {}
         try:
             if self.process is None:
                 self._start()
             folder = Path(tempfile.mkdtemp(dir=self.folder))
-            spec = []
-            for i, a in enumerate(args):
-                if a.kind == "array":
-                    np.save(folder / f"arg{i}.npy", a.data, allow_pickle=False)
-                    spec.append({"name": a.name, "file": f"arg{i}.npy", "keyword": a.keyword})
-                else:
-                    spec.append({"name": a.name, "value": a.data, "keyword": a.keyword})
-            self._send({"folder": str(folder), "function": task.function, "framework": task.framework,
-                        "dtype": probe.dtype, "args": spec,
+            for name, data in files.items():
+                (folder / name).write_bytes(data)
+            self._send({"folder": str(folder), "function": task.function,
                         "mutants": [[i, m.source] for i, m in enumerate(task.mistakes)]})
             reply = json.loads(_readline(self.process, self.reply_timeout))
-            return {int(i): _loaded(folder, r["outputs"]) for i, r in reply["results"].items() if "outputs" in r}
+            found = {}
+            for i in (int(i) for i, r in reply["results"].items() if "reply" in r):
+                try:
+                    found[i] = scoring.Observation(parse_call_reply((folder / f"m{i}" / "reply.json").read_bytes()),
+                                                   folder / f"m{i}", None)
+                except (OSError, MalformedReply):
+                    continue  # this mutant left no reply to compare with
+            return found
         except (OSError, ValueError, KeyError, TimeoutError):
             self.broken = True  # the hint is optional: grading goes on without it
             return {}
@@ -93,10 +109,6 @@ def _readline(process: subprocess.Popen | HelperProcess, timeout: float) -> str:
     if not line:
         raise ValueError("the mutants' process ended")
     return line
-
-
-def _loaded(folder: Path, outputs: list[dict]) -> list:
-    return [np.load(folder / o["file"], allow_pickle=False) if "file" in o else o.get("value") for o in outputs]
 
 
 def _same(got, want, rtol: float, atol: float) -> bool:
@@ -124,14 +136,77 @@ def _same(got, want, rtol: float, atol: float) -> bool:
         return False
 
 
-def matching(task: FunctionUnit, probe: Probe, student: list, reference: list, mutant_outputs: dict[int, list]) -> str:
-    """The description of the first mutant whose outputs the student's match and the reference's do not."""
+def _same_value(a: Output, student: scoring.Observation, b: Output, mutant: scoring.Observation, rtol: float,
+                atol: float) -> bool:
+    """One returned value (or input after the call) of the student's against the mutant's: the same kind, dtype,
+    device and shape, and the same values within tolerance (a meta tensor has none to compare)."""
+    if a.kind != b.kind:
+        return False
+    if a.kind == "scalar":
+        got, want = typerules.read("scalar", a.value), typerules.read("scalar", b.value)
+        return not got[1] and not want[1] and _same(got[0], want[0], rtol, atol)
+    if a.kind == "other":
+        return a.type == b.type
+    if (a.dtype, a.device, a.shape) != (b.dtype, b.device, b.shape) or (a.file is None) != (b.file is None):
+        return False
+    return a.file is None or _same(student.array(a), mutant.array(b), rtol, atol)
+
+
+def _same_values(a: tuple[Output, ...] | None, student: scoring.Observation, b: tuple[Output, ...] | None,
+                 mutant: scoring.Observation, rtol: float, atol: float) -> bool:
+    if a is None or b is None:
+        return a is b
+    return len(a) == len(b) and all(_same_value(x, student, y, mutant, rtol, atol) for x, y in zip(a, b))
+
+
+def same_behaviour(probe: Probe, student: scoring.Observation, mutant: scoring.Observation, rtol: float,
+                   atol: float) -> bool:
+    """Whether the student's call and the mutant's look the same to this probe (module docstring)."""
+    s, m = student.reply, mutant.reply
+    if not (s.ok and m.ok):
+        return False  # an error names no mistake: many share one (a shape mismatch, a tensor built on the CPU)
+    if (s.form, s.count) != (m.form, m.count) or not _same_values(s.outputs, student, m.outputs, mutant, rtol, atol):
+        return False
+    if not _same_values(s.inputs_after, student, m.inputs_after, mutant, rtol, atol):
+        return False  # the same inputs written into, in the same way
+    if probe.options.get("count_projections") and s.projected_rows != m.projected_rows:
+        return False
+    return "autograd_used" not in probe.checks or s.autograd_used == m.autograd_used
+
+
+def _declared(source: str) -> tuple[str, bool]:
+    """A mutant's `# must fail:` text and whether it is marked `# stub`, from its leading comments."""
+    must_fail, stub = "", False
+    for line in source.splitlines():
+        if not line.startswith("#"):
+            break
+        text = line[1:].strip()
+        if text.startswith("must fail:"):
+            must_fail = text.removeprefix("must fail:").strip()
+        stub |= text == "stub"
+    return must_fail, stub
+
+
+def _preference(mistake: Mistake, probe: Probe) -> tuple[bool, bool]:
+    """Sorts first the mutant written for this probe, last a stub."""
+    must_fail, stub = _declared(mistake.source)
+    return not (must_fail and must_fail in probe.name), stub
+
+
+def matching(task: FunctionUnit, probe: Probe, sent: list[Input], reference: list, student: scoring.Observation,
+             mutants: dict[int, scoring.Observation]) -> str:
+    """The words of the mutant the student's call matches on this probe and the reference does not ("" if none)."""
     rtol, atol = scoring.tolerance(probe)
-    rtol = max(rtol, scoring.scalar_rtol(probe)) if not any(isinstance(r, np.ndarray) and r.ndim for r in reference) else rtol
-    for index, outputs in sorted(mutant_outputs.items()):
-        if len(outputs) != len(student) or len(outputs) != len(reference):
-            continue
-        if all(_same(s, m, rtol, atol) for s, m in zip(student, outputs)) and not all(
-                _same(m, r, rtol, atol) for m, r in zip(outputs, reference)):
-            return task.mistakes[index].says
-    return ""
+    if not any(isinstance(r, np.ndarray) and r.ndim for r in reference):
+        rtol = max(rtol, scoring.scalar_rtol(probe))
+    found = []
+    for index, mutant in sorted(mutants.items()):
+        try:
+            differs = not scoring.check_probe(task, probe, sent, reference, mutant, {})[0]
+            if differs and same_behaviour(probe, student, mutant, rtol, atol):
+                found.append(index)
+        except scoring.MalformedOutput:
+            continue  # a value that cannot be read matches nothing
+    if not found:
+        return ""
+    return task.mistakes[min(found, key=lambda i: _preference(task.mistakes[i], probe))].says

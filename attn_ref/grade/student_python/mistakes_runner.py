@@ -1,23 +1,26 @@
 """Run the instructor's mutants on a probe's inputs: a process of its own, with the students' interpreter
 (NumPy and torch), never the student's kernel. Only trusted code and trusted data come here: the
-assignment's helpers (setup and solutions), its mutants, and inputs the grader generated.
+assignment's helpers (setup and solutions), its mutants, the grader's own harness and inputs the grader
+generated.
 
 Sent as a file and run as `python -I mistakes_runner.py` (no attn_ref: standard library, NumPy, torch).
+Each mutant is called through the harness the student's kernel runs (session.HARNESS_SOURCE, sent on the
+first line), on the files of the call the kernel got (call.json and the inputs), so what comes back is
+what the kernel would have said of it: its outputs, its error, its inputs after the call, its projection
+counts, whether autograd ran, on the probe's device (meta tensors through the same stand-ins).
 One JSON request per line on stdin, one JSON reply per line on stdout:
 
-    first line:  {"helpers": SOURCE}                       the namespace every mutant starts from
-    request:     {"folder": DIR, "function": NAME, "framework": "numpy" | "torch", "dtype": "float64",
-                  "args": [{"name", "file" | "value", "keyword"}], "mutants": [[ID, SOURCE], ...]}
-    reply:       {"results": {ID: {"outputs": [{"file": NAME} | {"value": NUMBER}]} | {"error": TEXT}}}
+    first line:  {"helpers": SOURCE, "harness": SOURCE}    the mutants' namespace, and the kernel's harness
+    request:     {"folder": DIR, "function": NAME, "mutants": [[ID, SOURCE], ...]}    DIR holds the call's files
+    reply:       {"results": {ID: {"reply": "m<ID>"} | {"error": TEXT}}}
 
-Mutant ID's outputs are saved as DIR/m<ID>_<j>.npy.
+Mutant ID's reply (the harness's reply.json and its .npy files) is written to DIR/m<ID>/; "error" says that
+its namespace could not be made (what its function raises is in its reply, as the kernel's would be).
 """
 
 import json
 import os
 import sys
-
-import numpy as np
 
 _namespaces = {}
 
@@ -31,55 +34,25 @@ def _namespace(helpers, source):
     return _namespaces[source]
 
 
-def _inputs(request):
-    torch = None
-    if request["framework"] == "torch":
-        import torch
-    args, kwargs = [], {}
-    for arg in request["args"]:
-        if "file" in arg:
-            value = np.load(os.path.join(request["folder"], arg["file"]), allow_pickle=False)
-            if value.dtype.kind == "f":
-                value = value.astype(request["dtype"])
-            value = torch.from_numpy(value) if torch is not None else value
-        else:
-            value = arg["value"]
-        if arg["keyword"]:
-            kwargs[arg["name"]] = value
-        else:
-            args.append(value)
-    return args, kwargs
-
-
-def _saved(result, folder, mutant):
-    outputs = []
-    for j, item in enumerate(result if isinstance(result, tuple) else (result,)):
-        if hasattr(item, "detach"):
-            item = item.detach().cpu().numpy() if item.ndim else item.item()
-        if isinstance(item, np.ndarray):
-            name = "m%s_%d.npy" % (mutant, j)
-            np.save(os.path.join(folder, name), np.ascontiguousarray(item), allow_pickle=False)
-            outputs.append({"file": name})
-        elif isinstance(item, (int, float, np.number)) and not isinstance(item, bool):
-            outputs.append({"value": float(item)})
-        else:
-            outputs.append({"other": type(item).__name__})
-    return outputs
-
-
 def main():
     replies, sys.stdout = sys.stdout, sys.stderr  # what the helpers or mutants print never mixes with replies
-    helpers = json.loads(sys.stdin.readline())["helpers"]
+    first = json.loads(sys.stdin.readline())
+    helpers, harness = first["helpers"], {"__name__": "__harness__"}
+    exec(compile(first["harness"], "<harness>", "exec"), harness)
     for line in sys.stdin:
         request = json.loads(line)
         results = {}
         for mutant, source in request["mutants"]:
+            out = os.path.join(request["folder"], "m%d" % int(mutant))
             try:
-                function = _namespace(helpers, source)[request["function"]]
-                args, kwargs = _inputs(request)  # fresh inputs: a mutant may write into them
-                results[mutant] = {"outputs": _saved(function(*args, **kwargs), request["folder"], mutant)}
-            except Exception as err:  # noqa: BLE001 - a mutant that raises on these inputs matches nothing
+                namespace = _namespace(helpers, source)
+                os.mkdir(out)
+            except Exception as err:  # noqa: BLE001 - a mutant that cannot be defined matches nothing
                 results[mutant] = {"error": "%s: %s" % (type(err).__name__, str(err)[:200])}
+                continue
+            harness["_main_namespace"] = lambda namespace=namespace: namespace  # the harness looks the function up there
+            harness["call"](request["function"], request["folder"], out)  # fresh inputs each call: a mutant may write into them
+            results[mutant] = {"reply": "m%d" % int(mutant)}
         replies.write(json.dumps({"results": results}) + "\n")
         replies.flush()
 

@@ -5,6 +5,9 @@ import numpy as np
 import attn_ref
 from attn_ref.release.units import F32, Probe, Task, normal, shown, value
 
+# what to check when the main line fails (a question, never the answer)
+HINT = "is every max and sum taken along `axis`, with keepdims=True, and does each slice sum to 1?"
+
 TASK = Task(
     name="c1",
     function="softmax",
@@ -12,7 +15,8 @@ TASK = Task(
     title="A numerically stable softmax (NumPy)",
     reference="attn_ref.attention:softmax",
     probes=(
-        Probe("matches the reference on random logits (4 × 7, axis=-1)", 3, (("x", normal(4, 7, scale=3.0)),)),
+        Probe("matches the reference on random logits (4 × 7, axis=-1)", 3, (("x", normal(4, 7, scale=3.0)),),
+              options={"hints": {"matches_reference": HINT}}),
         Probe("works along axis=1 of a 3-D array", 1, (("x", normal(3, 4, 5, scale=3.0)), ("axis", value(1)))),
         # Axis 1 is the last axis of 2-D input, so only a leading axis tells "the axis it is given" from
         # "always axis 1".

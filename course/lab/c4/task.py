@@ -11,7 +11,8 @@ TASK = Task(
     reference="attn_ref.masks:causal_mask",
     outputs=("mask",),
     probes=(
-        Probe("T = 5", 4, (("T", value(5)),), checks=("matches_reference", "bool_dtype")),
+        Probe("T = 5", 4, (("T", value(5)),), checks=("matches_reference", "bool_dtype"),
+              options={"hints": {"matches_reference": "may query i attend to key i itself, and to no key after it?"}}),
         Probe("T = 1", 2, (("T", value(1)),)),
         Probe("T = 70, bool dtype", 3, (("T", value(70)),), checks=("bool_dtype", "matches_reference")),
         # What a meta tensor reports is the kernel's word: one point (README, "The kernel's word").

@@ -11,7 +11,9 @@ TASK = Task(
     reference="attn_ref.masks:sliding_window_mask",
     outputs=("mask",),
     probes=(
-        Probe("T = 7, window = 3", 3, (("T", value(7)), ("window", value(3))), checks=("matches_reference", "bool_dtype")),
+        Probe("T = 7, window = 3", 3, (("T", value(7)), ("window", value(3))), checks=("matches_reference", "bool_dtype"),
+              options={"hints": {"matches_reference": "is your window counting itself: window keys in all, the query "
+                                                     "included, and none after it?"}}),
         Probe("window = 1: each token sees only itself", 2, (("T", value(6)), ("window", value(1)))),
         Probe("window >= T is the causal mask", 2, (("T", value(5)), ("window", value(9)))),
         Probe("bool dtype (T = 10, window = 4)", 2, (("T", value(10)), ("window", value(4))), checks=("bool_dtype", "matches_reference")),

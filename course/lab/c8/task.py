@@ -14,7 +14,8 @@ TASK = Task(
     reference="attn_ref.costs:rnn_jacobian_norm",  # the closed form: the grader never imports torch
     outputs=("norm",),
     probes=(
-        Probe("T = 50, factor = 0.9", 3, (("T", value(50)), ("factor", value(0.9))), options=SCALAR_TOLERANCE),
+        Probe("T = 50, factor = 0.9", 3, (("T", value(50)), ("factor", value(0.9))),
+              options={**SCALAR_TOLERANCE, "hints": {"matches_reference": "how many steps lie between h_1 and h_T, and does the gradient flow through every one of them?"}}),
         Probe("T = 1: no steps, gradient 1", 2, (("T", value(1)), ("factor", value(0.9))), options=SCALAR_TOLERANCE),
         # "By autograd" is the kernel's own word (a flag it reports; any unrelated backward() sets it): one point
         # at most. The values are what is graded.

@@ -1,0 +1,112 @@
+"""Naming a known mistake (scoring/mutant_match.py): the student's call must look like the mutant's to the probe in
+everything it measures (values, dtype, device, shape, inputs written into, projection counts, autograd), the
+mutant's unlike the reference's; an error names nothing; the mutant written for the probe is preferred."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+
+from attn_ref.grade.checks_json import FunctionUnit, Mistake, Probe
+from attn_ref.grade.inkernel.wire import PROTOCOL, parse_call_reply
+from attn_ref.grade.scoring.comparators import Observation
+from attn_ref.grade.scoring.inputs import Input
+from attn_ref.grade.scoring.mutant_match import matching
+
+_folders = itertools.count()
+X = np.arange(6.0).reshape(2, 3)
+REFERENCE = [np.exp(X) / np.exp(X).sum(axis=-1, keepdims=True)]
+SENT = [Input("x", "array", X, False, False)]
+
+
+def _saved(folder, name, value, device="cpu"):
+    value = np.asarray(value)
+    desc = {"kind": "ndarray", "dtype": str(value.dtype), "device": device, "shape": list(value.shape), "file": None}
+    if device != "meta":
+        np.save(folder / name, value, allow_pickle=False)
+        desc["file"] = name
+    return desc
+
+
+def observed(tmp_path, *outputs, inputs_after=None, error="", device="cpu", **extra) -> Observation:
+    """An Observation as the harness would have written it, for the student or a mutant."""
+    folder = tmp_path / f"call{next(_folders)}"
+    folder.mkdir()
+    if error:
+        reply = {"protocol": PROTOCOL, "ok": False, "error": error}
+    else:
+        reply = {"protocol": PROTOCOL, "ok": True, "form": "single", "count": len(outputs),
+                 "outputs": [_saved(folder, f"out{i}.npy", o, device) for i, o in enumerate(outputs)], **extra}
+        if inputs_after is not None:
+            reply["inputs_after"] = [_saved(folder, f"in{i}.npy", a) for i, a in enumerate(inputs_after)]
+    return Observation(parse_call_reply(json.dumps(reply).encode()), folder, None)
+
+
+def task_with(*mistakes: tuple[str, str]) -> FunctionUnit:
+    return FunctionUnit("c1", function="softmax", outputs=("out",),
+                        mistakes=tuple(Mistake(says, f"# mutant: {says}\n{header}def softmax(x):\n    ...\n")
+                                       for says, header in mistakes))
+
+
+def test_a_dtype_mistake_is_named_by_the_dtype_and_the_values(tmp_path):
+    probe = Probe("float64 in, float64 out", 1, checks=("dtype_kept", "matches_reference"))
+    task = task_with(("computes in float32", ""))
+    low = REFERENCE[0].astype(np.float32)
+    mutant = {0: observed(tmp_path, low)}
+    assert matching(task, probe, SENT, REFERENCE, observed(tmp_path, low), mutant) == "computes in float32"
+    # float16 out is another mistake; the right float64 values are not this one either
+    assert matching(task, probe, SENT, REFERENCE, observed(tmp_path, REFERENCE[0].astype(np.float16)), mutant) == ""
+    assert matching(task, probe, SENT, REFERENCE, observed(tmp_path, REFERENCE[0] + 1.0), mutant) == ""
+
+
+def test_writing_into_the_input_is_named_by_the_inputs_after_the_call(tmp_path):
+    probe = Probe("leaves its input unchanged", 1, checks=("inputs_unchanged", "matches_reference"))
+    task = task_with(("writes into its input", ""))
+    mutant = {0: observed(tmp_path, REFERENCE[0], inputs_after=[REFERENCE[0]])}
+    same = observed(tmp_path, REFERENCE[0], inputs_after=[REFERENCE[0]])
+    other = observed(tmp_path, REFERENCE[0], inputs_after=[np.zeros_like(X)])
+    assert matching(task, probe, SENT, REFERENCE, same, mutant) == "writes into its input"
+    assert matching(task, probe, SENT, REFERENCE, other, mutant) == ""  # written into, but not the same way
+
+
+def test_a_mutant_the_reference_agrees_with_names_nothing(tmp_path):
+    probe = Probe("matches the reference", 1)
+    task = task_with(("a right answer", ""))
+    wrong = observed(tmp_path, REFERENCE[0] * 2)
+    assert matching(task, probe, SENT, REFERENCE, wrong, {0: observed(tmp_path, REFERENCE[0])}) == ""
+
+
+def test_an_error_names_nothing(tmp_path):
+    probe = Probe("matches the reference", 1)
+    task = task_with(("a shape mistake", ""))
+    error = "RuntimeError: The size of tensor a (6) must match the size of tensor b (8)"
+    assert matching(task, probe, SENT, REFERENCE, observed(tmp_path, error=error), {0: observed(tmp_path, error=error)}) == ""
+
+
+def test_a_device_mistake_on_meta_compares_devices_and_shapes(tmp_path):
+    probe = Probe("stays on the inputs' device (meta tensors)", 1, checks=("device_kept",), device="meta")
+    task = FunctionUnit("c4", function="causal_mask", framework="torch", outputs=("mask",),
+                        mistakes=(Mistake("mask built on the CPU", "def causal_mask(T, device=None):\n    ...\n"),))
+    mask = np.tril(np.ones((4, 4), dtype=bool))
+    reference = [mask]
+
+    def tensor(tmp_path, value, device):
+        obs = observed(tmp_path, value, device=device)
+        outputs = tuple(type(o)(**{**o.__dict__, "kind": "tensor"}) for o in obs.reply.outputs)
+        return Observation(type(obs.reply)(**{**obs.reply.__dict__, "outputs": outputs}), obs.outbox, None)
+
+    mutant = {0: tensor(tmp_path, mask, "cpu")}
+    assert matching(task, probe, [], reference, tensor(tmp_path, mask, "cpu"), mutant) == "mask built on the CPU"
+    assert matching(task, probe, [], reference, tensor(tmp_path, mask[:3, :3], "cpu"), mutant) == ""
+
+
+def test_the_mutant_written_for_the_probe_is_preferred_and_a_stub_comes_last(tmp_path):
+    probe = Probe("logits of ±1e4 give no NaN or inf", 1, checks=("finite", "matches_reference"))
+    task = task_with(("a stub", "# stub\n"), ("something else", "# must fail: axis\n"), ("no max shift", "# must fail: ±1e4\n"))
+    nan = np.full_like(X, np.nan)
+    mutants = {i: observed(tmp_path, nan) for i in range(3)}
+    assert matching(task, probe, SENT, REFERENCE, observed(tmp_path, nan), mutants) == "no max shift"
+    del mutants[2]
+    assert matching(task, probe, SENT, REFERENCE, observed(tmp_path, nan), mutants) == "something else"

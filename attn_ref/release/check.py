@@ -416,20 +416,25 @@ def _flips(assignment, swept: dict) -> list[str]:
     return problems
 
 
-def _named(assignment, swept: dict) -> tuple[list, list[str], int]:
+def _named(assignment, swept: dict) -> tuple[list, list[str], list[str], int]:
     """(the mutants that count, those never named in their own words on a line they fail under every seed it
-    fails there, how many failed lines were named as another mutant). Stubs are not named: they do nothing."""
-    counted, unnamed, misnamed = [], [], 0
+    fails there, those that fail only by raising, how many failed lines were named as another mutant). Stubs
+    do nothing and a mutant that only raises is told its error, explained (comparators.explained): an error
+    names no mistake, many share one (a shape mismatch, a tensor on the CPU); neither counts."""
+    counted, unnamed, raising, misnamed = [], [], [], 0
     for task in assignment.tasks:
         for mutant in (m for m in task.mutants if not m.stub):
             lines = swept.get(task.name, {}).get("lines", {}).get(mutant.label)
             if lines is None:
                 continue
-            counted.append(mutant)
             misnamed += sum(sum(v["misnamed"].values()) for v in lines.values())
+            if all(v["raised"] == v["failed"] for v in lines.values()):
+                raising.append(str(mutant.path))
+                continue
+            counted.append(mutant)
             if not any(v["failed"] and v["named"] == v["failed"] for v in lines.values()):
                 unnamed.append(mutant)
-    return counted, [str(m.path) for m in unnamed], misnamed
+    return counted, [str(m.path) for m in unnamed], raising, misnamed
 
 
 def sweep_row(name: str, assignment, grader: BundledGrader, work: Path, seeds: int | None = None) -> Row:
@@ -443,7 +448,7 @@ def sweep_row(name: str, assignment, grader: BundledGrader, work: Path, seeds: i
     problems = [f"{assignment.folder / task / 'mutants'}: {label}'s cell raised {error}"
                 for task, v in swept.items() for label, error in v.get("broken", {}).items()]
     problems += _flips(assignment, swept)
-    counted, unnamed, misnamed = _named(assignment, swept)
+    counted, unnamed, raising, misnamed = _named(assignment, swept)
     share = 1 - len(unnamed) / len(counted) if counted else 1.0
     if share < assignment.layout.named_mutants:
         problems.append(f"{len(unnamed)} of {len(counted)} mutants are never named in their own words on a line they "
@@ -454,7 +459,8 @@ def sweep_row(name: str, assignment, grader: BundledGrader, work: Path, seeds: i
     swept_under = f"{seeds} seeds" if seeds else f"{SWEEP_SEEDS} seeds (fixed sizes: {FIXED_SEEDS})"
     detail = (f"{swept_under} × {lines} lines of {implementations} implementations in {time.monotonic() - started:.0f} s; "
               f"{len(counted) - len(unnamed)} of {len(counted)} mutants named ({share:.0%}), {misnamed} failed lines "
-              f"named as another mutant")
+              f"named as another mutant; {len(raising)} fail only by raising, told their error: "
+              + ", ".join(Path(p).stem for p in raising))
     return Row(name, SWEEP_CHECK, not problems, "; ".join(problems[:8]) or detail)
 
 

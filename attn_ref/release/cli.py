@@ -44,8 +44,9 @@ def _print_rows(rows, title: str) -> bool:
     from rich.table import Table
 
     table = Table(title=title)
-    for column in ("assignment", "check", "result", "detail"):
+    for column in ("assignment", "check", "result"):
         table.add_column(column)
+    table.add_column("detail", overflow="fold")  # folded, never cut: a file name is read whole
     for row in rows:
         table.add_row(row.assignment, row.check, "[green]ok[/green]" if row.ok else "[red]FAILED[/red]", row.detail)
     Console(width=160).print(table)

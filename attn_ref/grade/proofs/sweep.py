@@ -46,6 +46,7 @@ class LineVerdicts:
     own: str = ""  # a mutant's words, as a student whose outputs match it is told them
     passed: int = 0
     failed: int = 0
+    raised: int = 0  # failed by raising (or by returning nothing): an error names no mistake
     named: int = 0  # failed, and named in the implementation's own words
     misnamed: dict[str, int] = field(default_factory=dict)  # failed, and named as another mutant: {its words: seeds}
     pass_seed: int | None = None  # the first seed it passed under
@@ -54,13 +55,14 @@ class LineVerdicts:
     worst_error: float = 0.0  # the largest relative error measured on a seed it passed under
     rtol: float = 0.0  # the line's relative tolerance, which worst_error is read against
 
-    def add(self, seed: int, ok: bool, message: str, error: float | None, says: str | None) -> None:
+    def add(self, seed: int, ok: bool, message: str, error: float | None, says: str | None, raised: bool) -> None:
         if ok:
             self.passed += 1
             self.pass_seed = seed if self.pass_seed is None else self.pass_seed
             self.worst_error = max(self.worst_error, error or 0.0)
             return
         self.failed += 1
+        self.raised += raised
         if self.fail_seed is None:
             self.fail_seed, self.fail_message = seed, message
         if not says:  # not a mutant, not on a line that names (not CPU), or matching nothing
@@ -71,7 +73,7 @@ class LineVerdicts:
             self.misnamed[says] = self.misnamed.get(says, 0) + 1
 
     def to_json(self) -> dict:
-        return {"passed": self.passed, "failed": self.failed, "named": self.named, "misnamed": self.misnamed,
+        return {"passed": self.passed, "failed": self.failed, "raised": self.raised, "named": self.named, "misnamed": self.misnamed,
                 "pass_seed": self.pass_seed, "fail_seed": self.fail_seed, "fail_message": self.fail_message,
                 "worst_error": self.worst_error, "rtol": self.rtol}
 
@@ -177,7 +179,8 @@ def sweep_task(python: str, helpers: str, t_index: int, task: FunctionUnit, muta
                     if (not ok and obs is not None and obs.reply.ok and probe.device in ("cpu", "meta")
                             and label in own and task.mistakes):
                         named = matching(task, probe, args, expected, obs, mutants_seen)
-                    lines[label][probe.name].add(seed, ok, message, stats.get("max_error"), named)
+                    raised = obs is None or not obs.reply.ok
+                    lines[label][probe.name].add(seed, ok, message, stats.get("max_error"), named, raised)
         return {"lines": {label: {name: v.to_json() for name, v in probes.items()} for label, probes in lines.items()},
                 "broken": runner.broken}
     finally:

@@ -98,8 +98,10 @@ class SweepRunner:
             raise RuntimeError("the sweep's runner ended (see its implementations' cells)")
         return line
 
-    def run(self, inbox: Path, function: str, runs: list[tuple[str, Path, str | None]]) -> dict[str, str]:
-        self._send({"inbox": str(inbox), "function": function, "runs": [[label, str(out), src] for label, out, src in runs]})
+    def run(self, inbox: Path, function: str, runs: list[tuple[str, Path, str | None, bool]]) -> dict[str, str]:
+        """Call each (label, outbox, source run first, whether its namespace is made anew) on the inbox's call."""
+        self._send({"inbox": str(inbox), "function": function,
+                    "runs": [[label, str(out), src, fresh] for label, out, src, fresh in runs]})
         return json.loads(self._receive())["ran"]
 
     def close(self) -> None:
@@ -163,16 +165,15 @@ def sweep_task(python: str, helpers: str, t_index: int, task: FunctionUnit, muta
                     (outbox / "reply.json").unlink(missing_ok=True)  # a reply read is this call's or none
                     kind = label.removeprefix("stub: ") if label in stub_labels else None
                     # each seed is a submission of its own: a mutant's state (a cache) starts afresh under it
-                    fresh = implementations[label] if first else None
-                    runs.append((label, outbox, stubs.source(kind, task, probe, expected) if kind else fresh))
-                runner.run(inbox, task.function, runs)
-                observed = {label: _observe(outbox) for label, outbox, _ in runs}
+                    runs.append((label, outbox, stubs.source(kind, task, probe, expected) if kind else None, first))
+                ran = runner.run(inbox, task.function, runs)
+                observed = {label: _observe(outbox) for label, outbox, *_ in runs}
                 mutants_seen = {index_of[implementations[label]]: obs for label, obs in observed.items()
                                 if obs is not None and implementations[label] in index_of}
                 for label, obs in observed.items():
                     stats: dict = {}
                     if obs is None:
-                        ok, message = False, "no reply came back from the call"
+                        ok, message = False, ran.get(label) or "no reply came back from the call"
                     else:
                         ok, message = comparators.check_probe(task, probe, args, expected, obs, stats)
                     named = None  # as grading names (functions.run_probe): a failed call that returned, CPU or meta

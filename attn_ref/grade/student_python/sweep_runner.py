@@ -10,30 +10,38 @@ One JSON request per line on stdin, one JSON reply per line on stdout:
 
     first line:  {"harness": SOURCE, "helpers": SOURCE, "implementations": {LABEL: SOURCE}}
     its reply:   {"broken": {LABEL: TEXT}}          the implementations whose cells raised
-    request:     {"inbox": DIR, "function": NAME, "runs": [[LABEL, OUTBOX, SOURCE | null], ...]}
+    request:     {"inbox": DIR, "function": NAME, "runs": [[LABEL, OUTBOX, SOURCE | null, FRESH], ...]}
     reply:       {"ran": {LABEL: "" | TEXT}}     "" when the harness ran (its reply is OUTBOX/reply.json)
 
-A run's SOURCE, when given, is run in LABEL's namespace before the call (a stub made for these inputs).
+A run's SOURCE, when given, is run in LABEL's namespace before the call (a stub made for these inputs); with
+FRESH, LABEL's namespace is made anew first (helpers, then its cell), as a new submission's kernel would be.
 """
 
 import json
 import sys
 
 
-def _namespaces(helpers, implementations):
-    """({label: the namespace its function lives in}, {label: what its cell raised}): the helpers (setup and
-    solutions), then its own source."""
-    found, broken = {}, {}
+def _compiled(helpers, implementations):
+    """({label: code of the helpers then its own source}, {label: what its cell raised}), each namespace made
+    once to find the cells that raise."""
+    code, broken = {}, {}
+    helpers = compile(helpers, "<helpers>", "exec")
     for label, source in implementations.items():
-        namespace = {"__name__": "__main__"}
+        code[label] = (helpers, compile(source, "<%s>" % label, "exec"))
         try:
-            exec(compile(helpers, "<helpers>", "exec"), namespace)
-            exec(compile(source, "<%s>" % label, "exec"), namespace)
+            _fresh(code[label])
         except Exception as err:  # noqa: BLE001 - a mutant whose cell raises is reported, not swept
             broken[label] = "%s: %s" % (type(err).__name__, str(err)[:200])
-            continue
-        found[label] = namespace
-    return found, broken
+            del code[label]
+    return code, broken
+
+
+def _fresh(code):
+    """A namespace as a new submission's: the helpers (setup and solutions), then the implementation's own cell."""
+    namespace = {"__name__": "__main__"}
+    for part in code:
+        exec(part, namespace)
+    return namespace
 
 
 def main():
@@ -41,7 +49,8 @@ def main():
     first = json.loads(sys.stdin.readline())
     harness = {"__name__": "__harness__"}
     exec(compile(first["harness"], "<harness>", "exec"), harness)
-    namespaces, broken = _namespaces(first["helpers"], first["implementations"])
+    code, broken = _compiled(first["helpers"], first["implementations"])
+    namespaces = {}
     replies.write(json.dumps({"broken": broken}) + "\n")
     replies.flush()
     current = [None]
@@ -49,9 +58,11 @@ def main():
     for line in sys.stdin:
         request = json.loads(line)
         ran = {}
-        for label, outbox, source in request["runs"]:
-            current[0] = namespaces[label]
+        for label, outbox, source, fresh in request["runs"]:
             try:
+                if fresh or label not in namespaces:  # each seed a submission of its own: no state carried over
+                    namespaces[label] = _fresh(code[label])
+                current[0] = namespaces[label]
                 if source:
                     exec(compile(source, "<%s>" % label, "exec"), current[0])
                 harness["call"](request["function"], request["inbox"], outbox)

@@ -1,0 +1,79 @@
+"""The seed sweep (grade/proofs/sweep.py) and the check that reads it (release/check.py): a verdict that changes
+with the seed is found and named, a mutant is named in its own words, and each seed starts from fresh state."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from course_units import COURSE
+
+from attn_ref.grade.proofs.sweep import SOLUTION, sweep
+from attn_ref.release.check import _flips, _named
+from attn_ref.release.course import load_assignment, load_registry
+
+SEEDS = range(20)
+DRAWN = "no mask: B, H, T_q ≠ T_k, d_k ≠ d_v drawn per grading"  # c3's line whose sizes are drawn
+# right unless the drawn T_q is odd: a bug some seeds hide (T_q is drawn from 2 to 9)
+ODD_T_Q = """
+_right = scaled_dot_product_attention
+def scaled_dot_product_attention(q, k, v, mask=None):
+    out, weights = _right(q, k, v, mask)
+    return (out * 2 if q.shape[-2] % 2 else out), weights
+"""
+# right on its first ten calls, wrong after: state a graded kernel never carries from one submission to the next
+STATEFUL = """
+_calls = []
+_right = scaled_dot_product_attention
+def scaled_dot_product_attention(q, k, v, mask=None):
+    _calls.append(1)
+    out, weights = _right(q, k, v, mask)
+    return (out * 2 if len(_calls) > 10 else out), weights
+"""
+SCALED_BY_D = COURSE / "lab" / "c3" / "mutants" / "scales_by_d_instead_of_sqrt_d.py"
+
+
+@pytest.fixture(scope="module")
+def swept(release) -> dict:
+    out, _ = release
+    mutants = {"c3": [("odd T_q", ODD_T_Q), ("stateful", STATEFUL), ("scales by d", SCALED_BY_D.read_text())]}
+    return sweep(out / "autograder" / "lab-autograder.zip", mutants, SEEDS, with_stubs=False, tasks={"c3"})
+
+
+def test_a_verdict_that_changes_with_the_seed_is_found_and_named(swept):
+    odd = swept["c3"]["lines"]["odd T_q"][DRAWN]
+    assert odd["passed"] and odd["failed"] and odd["passed"] + odd["failed"] == len(SEEDS)
+    lab = load_assignment(COURSE, next(e for e in load_registry(COURSE) if e.name == "lab"))
+    problems = _flips(lab, swept)
+    assert len(problems) == 1 and "odd T_q" in problems[0] and DRAWN in problems[0], problems
+    assert str(Path("c3") / "task.py") in problems[0]
+
+
+def test_the_solution_passes_every_line_under_every_seed(swept):
+    for line, v in swept["c3"]["lines"][SOLUTION].items():
+        assert (v["passed"], v["failed"]) == (len(SEEDS), 0), line
+
+
+def test_each_seed_starts_from_fresh_state(swept):
+    """The stateful mutant's eleventh call comes only after more than one seed's probes: it passes everywhere."""
+    assert all(v["failed"] == 0 for v in swept["c3"]["lines"]["stateful"].values())
+
+
+def test_a_declared_mutant_is_named_in_its_own_words_under_every_seed_it_fails(swept):
+    scaled = swept["c3"]["lines"]["scales by d"]
+    assert scaled[DRAWN]["failed"] == len(SEEDS) and scaled[DRAWN]["named"] == len(SEEDS)
+    assert not scaled[DRAWN]["misnamed"]
+    unnamed_odd = swept["c3"]["lines"]["odd T_q"][DRAWN]
+    assert unnamed_odd["named"] == 0  # not a declared mutant: nothing names it
+
+
+def test_the_named_share_counts_mutants_and_leaves_out_those_that_only_raise(swept):
+    lab = load_assignment(COURSE, next(e for e in load_registry(COURSE) if e.name == "lab"))
+    c3 = next(t for t in lab.tasks if t.name == "c3")
+    scaled = next(m for m in c3.mutants if Path(m.path).name == SCALED_BY_D.name)
+    raising = {"lines": {scaled.label: {DRAWN: {"passed": 0, "failed": 3, "raised": 3, "named": 0, "misnamed": {}}}}}
+    counted, unnamed, only_raising, _ = _named(lab, {"c3": raising})
+    assert not counted and only_raising == [str(scaled.path)]
+    quiet = {"lines": {scaled.label: {DRAWN: {"passed": 0, "failed": 3, "raised": 0, "named": 2, "misnamed": {}}}}}
+    counted, unnamed, only_raising, _ = _named(lab, {"c3": quiet})  # named under 2 of its 3 failing seeds: not named
+    assert [m.label for m in counted] == [scaled.label] and unnamed == [str(scaled.path)] and not only_raising

@@ -8,6 +8,8 @@ import json
 import os
 import sys
 
+from . import __version__
+
 
 def _grade(args) -> int:
     from .grade.cli import run_grade
@@ -40,6 +42,7 @@ def _formatter(prog: str) -> argparse.HelpFormatter:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="attn-ref", description=DESCRIPTION, formatter_class=_formatter,
                                      epilog="example:\n  attn-ref build && attn-ref grade --help")
+    parser.add_argument("--version", action="version", version=f"attn-ref {__version__}")
     verbs = parser.add_subparsers(dest="verb", required=True)
 
     def verb(name: str, help: str, description: str, examples: str) -> argparse.ArgumentParser:

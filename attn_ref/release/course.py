@@ -25,7 +25,7 @@ import importlib.util
 import itertools
 import sys
 import traceback
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 
@@ -47,6 +47,12 @@ class Entry:
     name: str  # the assignment's name: notebooks, zips and grading all use it
     title: str
     folder: str  # relative to the registry
+    kind: str | None = field(default=None, repr=False, compare=False)  # removed: says what to change (below)
+
+    def __post_init__(self):
+        if self.kind is not None:  # an instructor's registry from before units said what they are
+            raise CourseError(f"Entry({self.name!r}, ..., kind={self.kind!r}): `kind=` is no longer an argument "
+                              "(each unit's folder says what it is: question.py or task.py); delete `kind=...`")
 
 
 @dataclass(frozen=True)
@@ -149,6 +155,8 @@ def load_module(path: Path, name: str) -> ModuleType:
         spec.loader.exec_module(module)
     except SyntaxError as err:
         raise CourseError(f"{path}, line {err.lineno}: SyntaxError: {err.msg}") from err
+    except CourseError as err:  # raised by this package's own constructors: its words are the message
+        raise CourseError(f"{path}{_line_in(path, err)}: {err}") from err
     except Exception as err:
         raise CourseError(f"{path}{_line_in(path, err)}: {type(err).__name__}: {err}") from err
     return module

@@ -176,6 +176,27 @@ def test_each_sides_errors_are_caught_once_at_the_command_line(capsys, tmp_path)
     assert err.startswith("attn-ref answers: ") and "registry.py: missing" in err and err.count("\n") == 1
 
 
+def test_a_registry_from_an_older_version_is_told_what_to_change(capsys, tmp_path):
+    """`Entry(..., kind=...)` (removed) is one line naming the file, its line and what to delete, not a TypeError."""
+    from attn_ref.cli import main
+
+    (tmp_path / "registry.py").write_text('from attn_ref.release.course import Entry\n\n'
+                                          'ASSIGNMENTS = (Entry("lab", "Lab", "lab", kind="functions"),)\n')
+    assert main(["answers", "--course", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"attn-ref answers: {tmp_path / 'registry.py'}, line 3: ") and "delete `kind=...`" in err
+    assert "TypeError" not in err and err.count("\n") == 1
+
+
+def test_version(capsys):
+    from attn_ref import __version__
+    from attn_ref.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out == f"attn-ref {__version__}\n"
+
+
 # ---- what the TA and the students read ---------------------------------------------------------------
 
 def test_every_verb_has_a_description_and_an_example(capsys):

@@ -1,0 +1,6 @@
+# mutant: passes the keys as queries and the queries as keys
+# must fail: causal (default)
+def self_attention(x, W_q, W_k, W_v, causal=True):
+    q, k, v = x @ W_q, x @ W_k, x @ W_v
+    mask = causal_mask(x.shape[-2], device=x.device) if causal else None
+    return scaled_dot_product_attention(k, q, v, mask=mask)

@@ -398,7 +398,7 @@ def _who(label: str) -> str:
     return "the solution" if label == "solution" else label if label.startswith("stub: ") else f"the mutant '{label}'"
 
 
-def _flips(assignment, swept: dict) -> list[str]:
+def flipped_lines(assignment, swept: dict) -> list[str]:
     """A line whose verdict changes with the seed, or a value line passed within MARGIN of its tolerance."""
     problems = []
     for task in assignment.tasks:
@@ -416,7 +416,7 @@ def _flips(assignment, swept: dict) -> list[str]:
     return problems
 
 
-def _named(assignment, swept: dict) -> tuple[list, list[str], list[str], int]:
+def named_share(assignment, swept: dict) -> tuple[list, list[str], list[str], int]:
     """(the mutants that count, those never named in their own words on a line they fail under every seed it
     fails there, those that fail only by raising, how many failed lines were named as another mutant). Stubs
     do nothing and a mutant that only raises is told its error, explained (comparators.explained): an error
@@ -447,8 +447,8 @@ def sweep_row(name: str, assignment, grader: BundledGrader, work: Path, seeds: i
         return Row(name, SWEEP_CHECK, False, str(err)[:400])
     problems = [f"{assignment.folder / task / 'mutants'}: {label}'s cell raised {error}"
                 for task, v in swept.items() for label, error in v.get("broken", {}).items()]
-    problems += _flips(assignment, swept)
-    counted, unnamed, raising, misnamed = _named(assignment, swept)
+    problems += flipped_lines(assignment, swept)
+    counted, unnamed, raising, misnamed = named_share(assignment, swept)
     share = 1 - len(unnamed) / len(counted) if counted else 1.0
     if share < assignment.layout.named_mutants:
         problems.append(f"{len(unnamed)} of {len(counted)} mutants are never named in their own words on a line they "

@@ -23,7 +23,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..checks_json import FunctionUnit
+from ..checks_json import FunctionUnit, Probe
 from ..core import prepare
 from ..inkernel.wire import MalformedReply, parse_call_reply
 from ..isolation.safeio import UnsafeReply, read_reply
@@ -129,60 +129,80 @@ def _scratch() -> Path:
     return Path(tempfile.mkdtemp(prefix="attn-ref-sweep-", dir=memory if memory.is_dir() else None))
 
 
+@dataclass
+class _TaskSweep:
+    """One task's implementations, their runner and their verdicts so far."""
+
+    task: FunctionUnit
+    implementations: dict[str, str]  # label -> its cell ("" for the solution and the stubs: made per probe)
+    own: dict[str, str]  # a declared mutant's label -> its words
+    stub_labels: list[str]
+    runner: SweepRunner
+    folder: Path
+    lines: dict[str, dict[str, LineVerdicts]] = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.index_of = {m.source: i for i, m in enumerate(self.task.mistakes)}
+        self.labels = [label for label in self.implementations if label not in self.runner.broken]
+        self.lines = {label: {p.name: LineVerdicts(own=self.own.get(label, ""), rtol=comparators.tolerance(p)[0])
+                              for p in self.task.probes if p.device != "cuda"} for label in self.labels}
+
+    def _runs(self, probe: Probe, expected: list, first: bool) -> list[tuple[str, Path, str | None, bool]]:
+        """Each implementation's call: its outbox (emptied of a reply), a stub's cell for these inputs, and
+        whether its namespace is made anew (the seed's first call: each seed is a submission of its own)."""
+        runs = []
+        for i, label in enumerate(self.labels):
+            outbox = self.folder / f"out{i}"
+            outbox.mkdir(exist_ok=True)
+            (outbox / "reply.json").unlink(missing_ok=True)  # a reply read is this call's or none
+            kind = label.removeprefix("stub: ") if label in self.stub_labels else None
+            runs.append((label, outbox, stubs.source(kind, self.task, probe, expected) if kind else None, first))
+        return runs
+
+    def probe(self, seed: int, t_index: int, p_index: int, reference, first: bool) -> None:
+        """One probe under one seed, for every implementation: called, scored and named as grading would."""
+        task, probe = self.task, self.task.probes[p_index]
+        args = generate(probe, probe_rng(seed, t_index, p_index))
+        expected = reference_outputs(reference, args)
+        _write(self.folder / "inbox", call_files(task, probe, args, {}))
+        runs = self._runs(probe, expected, first)
+        ran = self.runner.run(self.folder / "inbox", task.function, runs)
+        observed = {label: _observe(outbox) for label, outbox, *_ in runs}
+        seen = {self.index_of[self.implementations[label]]: obs for label, obs in observed.items()
+                if obs is not None and self.implementations[label] in self.index_of}
+        for label, obs in observed.items():
+            stats: dict = {}
+            if obs is None:
+                ok, message = False, ran.get(label) or "no reply came back from the call"
+            else:
+                ok, message = comparators.check_probe(task, probe, args, expected, obs, stats)
+            named = None  # as grading names (functions.run_probe): a failed call that returned, CPU or meta
+            if (not ok and obs is not None and obs.reply.ok and probe.device in ("cpu", "meta")
+                    and label in self.own and task.mistakes):
+                named = matching(task, probe, args, expected, obs, seen)
+            raised = obs is None or not obs.reply.ok
+            self.lines[label][probe.name].add(seed, ok, message, stats.get("max_error"), named, raised)
+
+
 def sweep_task(python: str, helpers: str, t_index: int, task: FunctionUnit, mutants: list[tuple[str, str]],
                seeds: range, reference, with_stubs: bool = True, fixed_seeds: int | None = None) -> dict:
     """{"lines": {label: {probe: LineVerdicts}}, "broken": {label: what its cell raised}} for one task; a line
     whose sizes are fixed (no "dims" drawn) is swept under the first ``fixed_seeds`` seeds only (default all):
     only its values change with the seed, and the check holds their errors to a margin of the tolerance."""
     says = {m.source: m.says for m in task.mistakes}
-    index_of = {m.source: i for i, m in enumerate(task.mistakes)}
-    implementations = {SOLUTION: "", **dict(mutants)}
-    own = {label: says.get(source, "") for label, source in mutants}
     stub_labels = [f"stub: {kind}" for kind in stubs.KINDS] if with_stubs else []
-    for label in stub_labels:
-        implementations[label] = ""
+    implementations = {SOLUTION: "", **dict(mutants), **dict.fromkeys(stub_labels, "")}
     folder = _scratch()
     runner = SweepRunner(python, helpers, implementations, folder)
     try:
-        labels = [label for label in implementations if label not in runner.broken]
-        lines = {label: {p.name: LineVerdicts(own=own.get(label, ""), rtol=comparators.tolerance(p)[0])
-                         for p in task.probes if p.device != "cuda"}
-                 for label in labels}
-        inbox = folder / "inbox"
+        swept = _TaskSweep(task, implementations, {label: says.get(source, "") for label, source in mutants},
+                           stub_labels, runner, folder)
         for seed in seeds:
-            started = False  # whether this seed has made a call yet
-            for p_index, probe in enumerate(task.probes):
-                if probe.device == "cuda" or (fixed_seeds is not None and "dims" not in probe.options
-                                              and seed >= seeds.start + fixed_seeds):
-                    continue
-                args = generate(probe, probe_rng(seed, t_index, p_index))
-                expected = reference_outputs(reference, args)
-                _write(inbox, call_files(task, probe, args, {}))
-                runs, first, started = [], not started, True
-                for i, label in enumerate(labels):
-                    outbox = folder / f"out{i}"
-                    outbox.mkdir(exist_ok=True)
-                    (outbox / "reply.json").unlink(missing_ok=True)  # a reply read is this call's or none
-                    kind = label.removeprefix("stub: ") if label in stub_labels else None
-                    # each seed is a submission of its own: a mutant's state (a cache) starts afresh under it
-                    runs.append((label, outbox, stubs.source(kind, task, probe, expected) if kind else None, first))
-                ran = runner.run(inbox, task.function, runs)
-                observed = {label: _observe(outbox) for label, outbox, *_ in runs}
-                mutants_seen = {index_of[implementations[label]]: obs for label, obs in observed.items()
-                                if obs is not None and implementations[label] in index_of}
-                for label, obs in observed.items():
-                    stats: dict = {}
-                    if obs is None:
-                        ok, message = False, ran.get(label) or "no reply came back from the call"
-                    else:
-                        ok, message = comparators.check_probe(task, probe, args, expected, obs, stats)
-                    named = None  # as grading names (functions.run_probe): a failed call that returned, CPU or meta
-                    if (not ok and obs is not None and obs.reply.ok and probe.device in ("cpu", "meta")
-                            and label in own and task.mistakes):
-                        named = matching(task, probe, args, expected, obs, mutants_seen)
-                    raised = obs is None or not obs.reply.ok
-                    lines[label][probe.name].add(seed, ok, message, stats.get("max_error"), named, raised)
-        return {"lines": {label: {name: v.to_json() for name, v in probes.items()} for label, probes in lines.items()},
+            drawn_only = fixed_seeds is not None and seed >= seeds.start + fixed_seeds
+            probes = [i for i, p in enumerate(task.probes) if p.device != "cuda" and not (drawn_only and "dims" not in p.options)]
+            for p_index in probes:
+                swept.probe(seed, t_index, p_index, reference, first=p_index == probes[0])
+        return {"lines": {label: {name: v.to_json() for name, v in probes.items()} for label, probes in swept.lines.items()},
                 "broken": runner.broken}
     finally:
         runner.close()

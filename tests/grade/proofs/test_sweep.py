@@ -9,7 +9,7 @@ import pytest
 from course_units import COURSE
 
 from attn_ref.grade.proofs.sweep import SOLUTION, sweep
-from attn_ref.release.check import _flips, _named
+from attn_ref.release.check import flipped_lines, named_share
 from attn_ref.release.course import load_assignment, load_registry
 
 SEEDS = range(20)
@@ -44,7 +44,7 @@ def test_a_verdict_that_changes_with_the_seed_is_found_and_named(swept):
     odd = swept["c3"]["lines"]["odd T_q"][DRAWN]
     assert odd["passed"] and odd["failed"] and odd["passed"] + odd["failed"] == len(SEEDS)
     lab = load_assignment(COURSE, next(e for e in load_registry(COURSE) if e.name == "lab"))
-    problems = _flips(lab, swept)
+    problems = flipped_lines(lab, swept)
     assert len(problems) == 1 and "odd T_q" in problems[0] and DRAWN in problems[0], problems
     assert str(Path("c3") / "task.py") in problems[0]
 
@@ -72,8 +72,8 @@ def test_the_named_share_counts_mutants_and_leaves_out_those_that_only_raise(swe
     c3 = next(t for t in lab.tasks if t.name == "c3")
     scaled = next(m for m in c3.mutants if Path(m.path).name == SCALED_BY_D.name)
     raising = {"lines": {scaled.label: {DRAWN: {"passed": 0, "failed": 3, "raised": 3, "named": 0, "misnamed": {}}}}}
-    counted, unnamed, only_raising, _ = _named(lab, {"c3": raising})
+    counted, unnamed, only_raising, _ = named_share(lab, {"c3": raising})
     assert not counted and only_raising == [str(scaled.path)]
     quiet = {"lines": {scaled.label: {DRAWN: {"passed": 0, "failed": 3, "raised": 0, "named": 2, "misnamed": {}}}}}
-    counted, unnamed, only_raising, _ = _named(lab, {"c3": quiet})  # named under 2 of its 3 failing seeds: not named
+    counted, unnamed, only_raising, _ = named_share(lab, {"c3": quiet})  # named under 2 of its 3 failing seeds: not named
     assert [m.label for m in counted] == [scaled.label] and unnamed == [str(scaled.path)] and not only_raising

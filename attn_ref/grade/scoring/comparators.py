@@ -124,11 +124,6 @@ def forms_problem(task: FunctionUnit, reply: CallReply) -> str:
     return _forms(task, reply)
 
 
-def student_value(out: Output, obs: Observation):
-    """One returned value as the trusted side compares it: an array, a number, or None."""
-    return _value(out, obs)[0]
-
-
 NOT_WRITTEN = "returned None: not written yet (replace the ... in its body), or a return is missing"
 
 

@@ -328,6 +328,9 @@ def load_assignment(course: Path, entry: Entry) -> Assignment:
     layout_path = folder / "assignment.py"
     with _importable(folder):
         layout = _attribute(load_module(layout_path, f"_course_{entry.name}"), "ASSIGNMENT", layout_path)
+        if not layout.units:
+            raise CourseError(f"{layout_path}: units=() lists no unit; add one with `attn-ref new {entry.name} --task NAME` "
+                              "(a function) or `--question NAME` (numbers)")
         if layout.visibility not in VISIBILITIES:
             raise CourseError(f"{layout_path}: visibility {layout.visibility!r} is not one of {', '.join(VISIBILITIES)}")
         units = [_unit(folder / unit, f"_course_{entry.name}_{unit}") for unit in layout.units]

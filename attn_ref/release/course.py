@@ -176,7 +176,11 @@ def _attribute(module: ModuleType, name: str, path: Path):
 
 def load_registry(course: Path) -> tuple[Entry, ...]:
     registry = Path(course) / "registry.py"
-    entries = tuple(_attribute(load_module(registry, "_course_registry"), "ASSIGNMENTS", registry))
+    listed = _attribute(load_module(registry, "_course_registry"), "ASSIGNMENTS", registry)
+    if isinstance(listed, Entry):  # (Entry(...)) is one Entry in brackets: the tuple needs its comma
+        raise CourseError(f"{registry}: ASSIGNMENTS is one Entry, not a tuple of them: write a comma after it, "
+                          "(Entry(...),)")
+    entries = tuple(listed)
     names = [e.name for e in entries]
     if len(set(names)) != len(names):
         raise CourseError(f"{registry}: two assignments share a name")

@@ -207,12 +207,8 @@ def _edit(path: Path, locate, element: str, added: str, by_hand: str) -> tuple[s
                           f"the same command again") from None
 
 
-def plan(course: Path, assignment: str, kind: str | None = None, unit: str | None = None, function: str | None = None,
-         title: str | None = None) -> Plan:
-    """What `attn-ref new` writes for ``assignment`` (made, with its registry line, where the registry lacks it)
-    and, with ``kind`` ("task" or "question"), a unit ``unit`` in it. Raises CourseError, naming the file, for a
-    bad name, anything that exists already, or a file it cannot edit."""
-    course = Path(course).resolve()
+def _checked_arguments(assignment: str, kind: str | None, unit: str | None, function: str | None,
+                       title: str | None) -> None:
     _checked_name("assignment", assignment)
     if kind is not None and kind not in KINDS:
         raise CourseError(f"unit kind {kind!r}: one of {', '.join(KINDS)}")
@@ -220,28 +216,27 @@ def plan(course: Path, assignment: str, kind: str | None = None, unit: str | Non
         _checked_name(kind, unit or "")
     if function is not None and kind != "task":
         raise CourseError("--function names a task's function: give it with --task NAME")
-    title = title if title is not None else assignment
-    if not title.strip() or not title.isprintable():
+    if title is not None and (not title.strip() or not title.isprintable()):
         raise CourseError(f"title {title!r}: one line of printable text")
+
+
+def plan(course: Path, assignment: str, kind: str | None = None, unit: str | None = None, function: str | None = None,
+         title: str | None = None) -> Plan:
+    """What `attn-ref new` writes for ``assignment`` (made, with its registry line, where the registry lacks it)
+    and, with ``kind`` ("task" or "question"), a unit ``unit`` in it. Raises CourseError, naming the file, for a
+    bad name, anything that exists already, or a file it cannot edit."""
+    course = Path(course).resolve()
+    _checked_arguments(assignment, kind, unit, function, title)
     registry = course / "registry.py"
-    created: dict[Path, str] = {}
-    edited: dict[Path, tuple[str, str]] = {}
-    entries = {e.name: e for e in load_registry(course)} if registry.exists() else {}
-    entry = entries.get(assignment)
-    if entry is not None and title != assignment:
+    entry = {e.name: e for e in load_registry(course)}.get(assignment) if registry.exists() else None
+    if entry is not None and title is not None:
         raise CourseError(f"--title is a new assignment's: {registry} has {assignment!r} already (its title is in its line)")
     folder = course / (entry.folder if entry else assignment)
-    words = {"TEMPLATE_ASSIGNMENT": assignment, "TEMPLATE_TITLE": title.strip()}
+    words = {"TEMPLATE_ASSIGNMENT": assignment, "TEMPLATE_TITLE": (title or assignment).strip()}
+    created: dict[Path, str] = {}
+    edited: dict[Path, tuple[str, str]] = {}
     if entry is None:
-        line = f"Entry(name={json.dumps(assignment)}, title={json.dumps(title.strip(), ensure_ascii=False)}, folder={json.dumps(assignment)})"
-        if folder.exists():
-            raise CourseError(f"{folder} exists but {registry} has no assignment {assignment!r}: add `{line}` to "
-                              f"ASSIGNMENTS by hand (the folder's files are yours: nothing was written)")
-        source = registry.read_text(encoding="utf-8") if registry.exists() else _render("course", words)[Path("registry.py")]
-        if registry.exists():
-            edited[registry] = _edit(registry, _registry_sequence, line, f"the line {line}", f"Add `{line}` to ASSIGNMENTS")
-        else:
-            created[registry] = _appended(source, _registry_sequence, line)
+        _plan_entry(registry, folder, assignment, words, created, edited)
     if not folder.exists():
         created.update({folder / path: text for path, text in _render("assignment", words).items()})
     elif kind is None:
@@ -250,6 +245,19 @@ def plan(course: Path, assignment: str, kind: str | None = None, unit: str | Non
     if kind is not None:
         _plan_unit(folder, kind, unit, function or unit, {**words, "TEMPLATE_UNIT": unit}, created, edited)
     return Plan(course, created, edited)
+
+
+def _plan_entry(registry: Path, folder: Path, assignment: str, words: dict, created: dict, edited: dict) -> None:
+    """The assignment's line in the registry: added to it, or to a new one made from the course template."""
+    title = json.dumps(words["TEMPLATE_TITLE"], ensure_ascii=False)  # a JSON string is a Python string literal
+    line = f"Entry(name={json.dumps(assignment)}, title={title}, folder={json.dumps(assignment)})"
+    if folder.exists():
+        raise CourseError(f"{folder} exists but {registry} has no assignment {assignment!r}: add `{line}` to "
+                          f"ASSIGNMENTS by hand (the folder's files are yours: nothing was written)")
+    if registry.exists():
+        edited[registry] = _edit(registry, _registry_sequence, line, f"the line {line}", f"Add `{line}` to ASSIGNMENTS")
+    else:
+        created[registry] = _appended(_render("course", words)[Path("registry.py")], _registry_sequence, line)
 
 
 def _plan_unit(folder: Path, kind: str, unit: str, function: str, words: dict, created: dict, edited: dict) -> None:

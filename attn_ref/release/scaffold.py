@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .course import CourseError, load_module, load_registry
+from .errors import ReleaseError
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 NAME = re.compile(r"[a-z][a-z0-9_]*\Z")  # a Python name, a file name and a Gradescope question name alike
@@ -88,8 +89,9 @@ def _render(template: str, words: dict[str, str]) -> dict[Path, str]:
 
 # ---- edits of a literal sequence, located by ast ------------------------------------------------------------
 
-class _Uneditable(Exception):  # noqa: N818 (never leaves this module: said as a CourseError with the line to add)
-    """Why a file's sequence cannot be extended mechanically."""
+class _Uneditable(ReleaseError):
+    """Why a file's sequence cannot be extended mechanically (never leaves this module: said as a CourseError,
+    with the file and the line to add by hand)."""
 
 
 def _offset(source: str, line: int, column: int) -> int:
@@ -276,6 +278,8 @@ def _plan_unit(folder: Path, kind: str, unit: str, function: str, words: dict, c
 
 def _listed_units(layout: Path) -> tuple[str, ...]:
     """The units assignment.py lists: read from its literal, else from running it (as the build does)."""
+    if not layout.is_file():
+        raise CourseError(f"{layout}: missing (an assignment's folder holds assignment.py: ASSIGNMENT = Layout(units=...))")
     try:
         units = _units_sequence(ast.parse(layout.read_text(encoding="utf-8")))
         if isinstance(units, (ast.Tuple, ast.List)):

@@ -105,6 +105,8 @@ def test_new_refuses_to_overwrite_and_names_what_exists(tmp_path, capsys):
     with pytest.raises(CourseError, match=r"c2_ref\.py already exists; nothing was written"):
         plan(course, "week32", "task", "c2")
     (course / "week32/c2_ref.py").unlink()
+    with pytest.raises(CourseError, match=r"--title is a new assignment's: .*registry\.py has 'week32' already"):
+        plan(course, "week32", "question", "q1", title="Lab 3.2")
     assert tree(course) == before
     (course / "week33").mkdir()  # a folder the registry does not list is the instructor's
     with pytest.raises(CourseError, match=r"week33 exists but .*registry\.py has no assignment 'week33'"):

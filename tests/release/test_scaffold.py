@@ -210,3 +210,26 @@ def test_the_templates_are_package_data_and_make_no_file_the_loader_ignores():
     assert sorted(p.name for p in TEMPLATES.iterdir()) == ["README.md", "assignment", "course", "question", "task"]
     unit_files = {p.name for p in (TEMPLATES / "task/TEMPLATE_UNIT").iterdir()}
     assert unit_files == {"prompt.md", "solution.py", "task.py", "public_checks.py", "mutants"}
+
+
+def test_new_says_what_it_made_in_a_fixed_order_with_every_path_whole(tmp_path, capsys):
+    course = tmp_path / "a course folder whose name is long enough to be cut short by a narrow table" / "course"
+    assert new("week32", "--task", "c1", course=course) == 0
+    assert new("week32", "--question", "q1", course=course) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "created registry.py", "created week32/assignment.py", "created week32/c1/mutants/whole_array_mean.py",
+        "created week32/c1/prompt.md", "created week32/c1/public_checks.py", "created week32/c1/solution.py",
+        "created week32/c1/task.py", "created week32/c1_ref.py", "created week32/intro.md",
+        f"in {course}; next: attn-ref build --course {course} --only week32 --out /tmp/week32-release",
+        "created week32/q1/prompt.md", "created week32/q1/question.py", "created week32/q1/solution.py",
+        "edited  week32/assignment.py: 'q1' to units",
+        f"in {course}; next: attn-ref build --course {course} --only week32 --out /tmp/week32-release"]
+
+
+def test_a_registry_from_an_older_version_stops_new_with_what_to_change(tmp_path, capsys):
+    (tmp_path / "registry.py").write_text('from attn_ref.release.course import Entry\n\n'
+                                          'ASSIGNMENTS = (Entry("lab", "Lab", "lab", kind="functions"),)\n')
+    assert new("week32", "--task", "c1", course=tmp_path) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"attn-ref new: {tmp_path / 'registry.py'}, line 3: ") and "delete `kind=...`" in err
+    assert err.count("\n") == 1 and list(tree(tmp_path)) == ["registry.py"]  # nothing written

@@ -73,14 +73,12 @@ def _checked_name(what: str, name: str) -> str:
 
 
 def _render(template: str, words: dict[str, str]) -> dict[Path, str]:
-    """{relative path: text} of one template folder, its words replaced in paths and texts; the longest word
-    first, so that TEMPLATE_UNIT_ref's TEMPLATE_UNIT is one word's part, replaced as such."""
-    order = sorted(words, key=len, reverse=True)
+    """{relative path: text} of one template folder, its words replaced in paths and texts in one pass (a
+    replacement is never read again), the longest word first: TEMPLATE_UNIT_ref is TEMPLATE_UNIT's "_ref"."""
+    pattern = re.compile("|".join(sorted(map(re.escape, words), key=len, reverse=True)))
 
     def filled(text: str) -> str:
-        for word in order:
-            text = text.replace(word, words[word])
-        return text
+        return pattern.sub(lambda match: words[match.group()], text)
 
     root = TEMPLATES / template
     return {Path(filled(str(path.relative_to(root)))): filled(path.read_text(encoding="utf-8"))

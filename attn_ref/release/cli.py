@@ -97,6 +97,17 @@ def _check(args) -> int:
     return 0 if _print_rows(rows, f"attn-ref check ({release})") else 1
 
 
+def _new(args) -> int:
+    from .scaffold import new
+
+    kind, unit = ("task", args.task) if args.task else ("question", args.question) if args.question else (None, None)
+    course = _course(args)
+    for line in new(course, args.assignment, kind, unit, args.function, args.title):
+        print(line)
+    print(f"in {course}; next: attn-ref build --course {course} --only {args.assignment} --out /tmp/{args.assignment}-release")
+    return 0
+
+
 def _requirements(args) -> int:
     from .locks import locked, ranges
 
@@ -134,6 +145,20 @@ CHECK_EXAMPLES = """examples:
   attn-ref check                                       # the release in this checkout, every zip
   attn-ref check --release /tmp/release
   attn-ref check autograder/lab-autograder.zip
+"""
+
+NEW_HELP = """Start an assignment, or a unit in one, from a template that builds and passes `attn-ref check` as it is:
+the assignment's folder (assignment.py, intro.md) and its line in registry.py; a function task (prompt.md,
+solution.py, task.py with its probes, public_checks.py, one mutant in mutants/, and its NumPy reference
+<name>_ref.py beside the units) or a numeric question (prompt.md, question.py, solution.py), listed in
+assignment.py's units. Nothing is overwritten: an existing file or unit is refused, by name, before anything
+is written; a registry or layout that is not a plain list gets the line to add by hand."""
+NEW_EXAMPLES = """examples:
+  attn-ref new week32 --task c1                 # a new assignment with one function task, c1(x, axis=-1)
+  attn-ref new week32 --question q1             # a numeric question after it
+  attn-ref new week32 --task c2 --function scaled_attention
+  attn-ref new week33 --title "Lab 3.3: transformers" --course ~/my-course
+  attn-ref build --only week32 --out /tmp/week32 # builds it, then runs attn-ref check on it
 """
 
 REQUIREMENTS_HELP = """Print the lock of one environment (locks/<environment>.txt), as pip reads it: the students' (numpy,
@@ -193,6 +218,16 @@ def add_verbs(verb) -> None:
                        help="sweep every line under N seeds (default: 100 for lines with drawn sizes, 20 for the "
                             "others; 1500 sees a verdict flipping under one seed in 500 with 95%% confidence)")
     check.set_defaults(run=_check)
+
+    new = verb("new", "start an assignment, a function task or a numeric question from a template", NEW_HELP, NEW_EXAMPLES)
+    new.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment's name (made, with its registry line, if new)")
+    unit = new.add_mutually_exclusive_group()
+    unit.add_argument("--task", metavar="NAME", help="add a function task NAME (a unit folder)")
+    unit.add_argument("--question", metavar="NAME", help="add a numeric question NAME (a unit folder)")
+    new.add_argument("--function", metavar="NAME", help="the task's function (default: the task's name)")
+    new.add_argument("--title", help="a new assignment's title, in the registry and intro.md (default: its name)")
+    new.add_argument("--course", help="the course folder (default: course/ of this checkout; made if missing)")
+    new.set_defaults(run=_new)
 
     reqs = verb("requirements", "print the lock of the students' or the grader's environment",
                 REQUIREMENTS_HELP, REQUIREMENTS_EXAMPLES)

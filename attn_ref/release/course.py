@@ -176,7 +176,11 @@ def _attribute(module: ModuleType, name: str, path: Path):
 
 def load_registry(course: Path) -> tuple[Entry, ...]:
     registry = Path(course) / "registry.py"
-    entries = tuple(_attribute(load_module(registry, "_course_registry"), "ASSIGNMENTS", registry))
+    listed = _attribute(load_module(registry, "_course_registry"), "ASSIGNMENTS", registry)
+    if isinstance(listed, Entry):  # (Entry(...)) is one Entry in brackets: the tuple needs its comma
+        raise CourseError(f"{registry}: ASSIGNMENTS is one Entry, not a tuple of them: write a comma after it, "
+                          "(Entry(...),)")
+    entries = tuple(listed)
     names = [e.name for e in entries]
     if len(set(names)) != len(names):
         raise CourseError(f"{registry}: two assignments share a name")
@@ -328,6 +332,9 @@ def load_assignment(course: Path, entry: Entry) -> Assignment:
     layout_path = folder / "assignment.py"
     with _importable(folder):
         layout = _attribute(load_module(layout_path, f"_course_{entry.name}"), "ASSIGNMENT", layout_path)
+        if not layout.units:
+            raise CourseError(f"{layout_path}: units=() lists no unit; add one with `attn-ref new {entry.name} --task NAME` "
+                              "(a function) or `--question NAME` (numbers)")
         if layout.visibility not in VISIBILITIES:
             raise CourseError(f"{layout_path}: visibility {layout.visibility!r} is not one of {', '.join(VISIBILITIES)}")
         units = [_unit(folder / unit, f"_course_{entry.name}_{unit}") for unit in layout.units]

@@ -29,7 +29,7 @@ from ..inkernel.text import plain_lines
 from ..inkernel.wire import Status
 from ..owned import write_private
 from . import mistakes
-from .similarity import THRESHOLD, similar_pairs
+from .similarity import THRESHOLD, similar_pairs, similarity_pool
 
 MAX_CODE = 20_000  # characters of a unit's code compared: far above any honest answer, and bounds the work
 PAIRS_PER_UNIT = 50  # pairs shown per question: more says "the threshold is too low", not "read them all"
@@ -92,7 +92,9 @@ class Measured:
     error: str = ""  # why it was not measured
 
 
-def _measure(book) -> list[Measured]:
+def measure(book) -> list[Measured]:
+    """Each unit's pairs over the threshold, the first PAIRS_PER_UNIT of each marked (the ones the page shows);
+    the class fingerprinted on a pool of processes where it is large (similarity_pool)."""
     notebooks = {}
     for g in book.graded:
         try:
@@ -100,12 +102,13 @@ def _measure(book) -> list[Measured]:
         except Exception:  # unreadable: nothing to compare (its row in grades.csv says why)
             continue
     measured = []
-    for unit in book.checks.units:
-        codes = {key: unit_code(nb, unit) for key, nb in notebooks.items()}
-        try:
-            measured.append(Measured(unit, similar_pairs(codes, unit.starter)))
-        except Exception as err:  # noqa: BLE001 - the report is for reading; the gradebook never waits on it
-            measured.append(Measured(unit, [], f"{type(err).__name__}: {str(err)[:200]}"))
+    with similarity_pool(len(notebooks)) as pool:
+        for unit in book.checks.units:
+            codes = {key: unit_code(nb, unit) for key, nb in notebooks.items()}
+            try:
+                measured.append(Measured(unit, similar_pairs(codes, unit.starter, marked=PAIRS_PER_UNIT, pool=pool)))
+            except Exception as err:  # noqa: BLE001 - the report is for reading; the gradebook never waits on it
+                measured.append(Measured(unit, [], f"{type(err).__name__}: {str(err)[:200]}"))
     return measured
 
 
@@ -254,9 +257,10 @@ def _flags_section(book) -> str:
     return f'<section id="flags"><h2>Integrity flags</h2>{table}</section>'
 
 
-def write_report(path: Path, book) -> None:
+def write_report(path: Path, book, measured: list[Measured] | None = None) -> None:
+    """report.html; ``measured``: the similarity, where already measured (``measure``)."""
     title = f"{book.checks.assignment}: integrity report ({len(book.graded)} submissions)"
-    measured = _measure(book)
+    measured = measure(book) if measured is None else measured
     overview = _overview(measured)
     scores = _compare(book)
     lines = mistakes.line_counts(book)

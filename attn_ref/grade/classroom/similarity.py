@@ -16,6 +16,7 @@ import io
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -189,7 +190,10 @@ def _compact_class(codes: dict[str, str], starter: str, pool) -> dict[str, Compa
         return dict(compact_prints(items, starter))
     size = max(1, -(-len(items) // CHUNKS))
     chunks = [items[at:at + size] for at in range(0, len(items), size)]
-    return {key: c for done in pool.map(compact_prints, chunks, [starter] * len(chunks)) for key, c in done}
+    try:
+        return {key: c for done in pool.map(compact_prints, chunks, [starter] * len(chunks)) for key, c in done}
+    except (BrokenProcessPool, OSError):  # the pool could not start or lost a process: the work is done here
+        return dict(compact_prints(items, starter))
 
 
 @contextmanager

@@ -5,6 +5,7 @@ copied with renames, swapped statements and comments of their own), and copydete
 from __future__ import annotations
 
 import os
+from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 import pytest
@@ -101,3 +102,12 @@ def test_the_count_filter_leaves_fewer_candidates_than_the_prefix_alone(lab):
     candidates = sum(len(index.candidates(i, similarity.THRESHOLD)) for i in range(len(keys)))
     holders = sum(len(index.holders_of_rare(i, similarity.THRESHOLD)[0]) for i in range(len(keys)))
     assert 0 < candidates < 0.9 * holders
+
+
+def test_a_pool_that_breaks_leaves_the_work_to_this_process(lab):
+    class Broken:
+        def map(self, *args):
+            raise BrokenProcessPool("a process of the pool was killed")
+
+    codes, starter = dict(sorted(lab.codes["c2"].items())[:60]), lab.starters["c2"]
+    assert similar_pairs(codes, starter, pool=Broken()) == all_pairs_similar(codes, starter)

@@ -1,12 +1,15 @@
 """Which submissions' code for one unit look alike: copydetect's similarity (MOSS-style winnowing) of every pair
 over THRESHOLD, in time near-linear in the class, not quadratic.
 
-Each submission is fingerprinted once; an index of its hashes (hash -> the submissions that hold it) names the
-candidates of each submission, and only candidates are compared, with copydetect's own ``compare_files``: the
-pairs, similarities and marks are those of comparing every pair (``tests/similarity_class.py`` holds that
-oracle). No hash is ever dropped from the index: the class-wide common ones (``V = V.V(V, V=V, V=True)`` is in
-most softmaxes once names are filtered) are read only for the few submissions made of little else (see
-``FingerprintIndex.candidates``), so no pair over the threshold can be missed.
+Each submission is fingerprinted once (on a pool of processes for a large class); an index of its hashes
+(hash -> the submissions that hold it) names the candidates of each submission (a prefix filter, then a count
+filter: ``FingerprintIndex.candidates``), and each candidate's share is computed on arrays, the same whole numbers
+and division as copydetect's ``compare_files``. copydetect itself compares only the pairs whose marked code is
+shown. The pairs, similarities and marks are those of comparing every pair (``tests/similarity_class.py`` holds
+that oracle). No hash is ever dropped from the index: the class-wide common ones (``V = V.V(V, V=V, V=True)`` is
+in most softmaxes once names are filtered) are read only for the few submissions made of little else, so no pair
+over the threshold can be missed. The cost: the fingerprints (linear), then per submission the holders of its
+rare hashes (``FingerprintIndex.postings``), then the pairs found.
 """
 
 from __future__ import annotations

@@ -110,3 +110,29 @@ def make_class(folder: Path, scores: bool = True) -> Gradebook:
         graded.append(Graded(Submission(key, path, students, gradescope=gradescope), results,
                              {"c1": float(ours[0]), "c2": float(ours[1])}))
     return Gradebook(checks(), graded)
+
+
+def make_large_class(folder: Path, n: int = 1000) -> Gradebook:
+    """n students, each the body of similarity_class.py's c1 and c3 answers under this class's starters (right and
+    wrong ways, planted copies, hundreds of pairs over the threshold); every seventh score differs from
+    Gradescope's, every fourth submission is flagged, and a few were not graded, for reasons of their own."""
+    from similarity_class import make_class as answers
+
+    folder.mkdir(parents=True, exist_ok=True)
+    lab = answers(n, seed=2)
+    headers = {q: lab.starters[q][:lab.starters[q].rindex("    ...")] for q in ("c1", "c3")}
+    graded = []
+    for i in range(n):
+        key = f"s{i:04d}"
+        softmax, attention = (lab.codes[q][key].removeprefix(headers[q]) for q in ("c1", "c3"))
+        path = folder / f"{key}.ipynb"
+        nbformat.write(notebook(softmax, attention, f"Answer {i}."), str(path))
+        ours = (2.0 if i % 3 else 0.0, 3.0 if i % 4 else 1.0)
+        theirs = (ours[0], ours[1] - (i % 7 == 0))
+        flags = [f"patches numpy: np.allclose <b>{i}</b>"] if i % 4 == 0 else []
+        status = {13: "error: the kernel died (exit -9)", 14: f"error: a {i}-character line"}.get(i % 50, "ok")
+        results = {"extra_data": {"status": status, "integrity_flags": flags}}
+        graded.append(Graded(Submission(key, path, [{"name": f"Student {i}", "sid": f"S{i:05d}", "email": f"s{i}@uni.edu"}],
+                                        gradescope={"score": sum(theirs), "tests": {"c1": theirs[0], "c2": theirs[1]}}),
+                             results, {"c1": ours[0], "c2": ours[1]}))
+    return Gradebook(checks(), graded)

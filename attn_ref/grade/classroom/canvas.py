@@ -104,19 +104,34 @@ def sid_column(roster: list[dict]) -> str:
     return "SIS User ID" if any(row["SIS User ID"] for row in roster) else "ID"
 
 
-def candidates(person: Student, roster: list[dict], login_domain: str | None = None) -> list[int]:
+def _login_key(login: str) -> str:
+    """What ``_same`` compares: two logins are the same exactly where their keys are equal."""
+    return login.lower() if login.isascii() else login
+
+
+class RosterIndex:
+    """The roster's rows by SID and by login, built once: each student is a lookup, not a pass over the roster
+    (a class of thousands against a roster of thousands)."""
+
+    def __init__(self, roster: list[dict]):
+        by = sid_column(roster)
+        self.by_sid: dict[str, list[int]] = {}
+        self.by_login: dict[str, list[int]] = {}
+        for i, row in enumerate(roster):
+            self.by_sid.setdefault(row[by], []).append(i)
+            self.by_login.setdefault(_login_key(row["SIS Login ID"]), []).append(i)
+
+
+def candidates(person: Student, roster: RosterIndex, login_domain: str | None = None) -> list[int]:
     """The roster rows (their indexes) this student's SID or email names; exactly one is a match."""
     sid, email = person.sid.strip(), person.email.strip()
     user, domain = email.split("@") if email.count("@") == 1 else ("", "")
-    by = sid_column(roster)
-    found = []
-    for i, row in enumerate(roster):
-        by_sid = bool(sid) and sid == row[by]
-        by_login = _same(email, row["SIS Login ID"])
-        by_user_part = bool(login_domain) and _same(domain, login_domain or "") and _same(user, row["SIS Login ID"])
-        if by_sid or by_login or by_user_part:
-            found.append(i)
-    return found
+    found = set(roster.by_sid.get(sid, [])) if sid else set()
+    if email:
+        found.update(roster.by_login.get(_login_key(email), []))
+    if login_domain and _same(domain, login_domain) and user:
+        found.update(roster.by_login.get(_login_key(user), []))
+    return sorted(found)
 
 
 def _formula_ids(row: dict) -> str:
@@ -161,9 +176,10 @@ def _match_every_member(book, roster_rows: list[dict], refused: set[int], login_
     members that match none, several or a refused row, the members whose submission has no grade)."""
     claims: dict[int, list[tuple]] = {}
     unmatched, missing = [], []
+    index = RosterIndex(roster_rows)
     for g in book.graded:
         for person in g.sub.members:
-            found = candidates(person, roster_rows, login_domain)
+            found = candidates(person, index, login_domain)
             row = roster_rows[found[0]] if len(found) == 1 else None
             who = {**person.row(), "submission": g.sub.file_name}
             if not g.has_grade:  # its cell stays empty: Canvas keeps the grade it has

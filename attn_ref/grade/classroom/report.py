@@ -29,13 +29,15 @@ from ..inkernel.text import plain_lines
 from ..inkernel.wire import Status
 from ..owned import write_private
 from . import mistakes
-from .similarity import THRESHOLD, similar_pairs
+from .similarity import THRESHOLD, similar_pairs, similarity_pool
 
 MAX_CODE = 20_000  # characters of a unit's code compared: far above any honest answer, and bounds the work
 PAIRS_PER_UNIT = 50  # pairs shown per question: more says "the threshold is too low", not "read them all"
 OVERVIEW_ROWS = 30  # pairs in the overview across questions
 SUMMARY_ROWS = 8  # differing scores in the summary (the rest in the full list): the summary stays above the fold
 SUMMARY_NAMES = 5  # names per line of the summary
+UNIT_CODE_BYTES = 200_000  # a question's code shown in the page: the pairs after it are counted, not shown
+LIST_ROWS = 200  # rows of the full lists (differing scores, flags): the page stays a few MB whatever the class
 
 
 def unit_code(nb, unit: Unit) -> str:
@@ -92,7 +94,9 @@ class Measured:
     error: str = ""  # why it was not measured
 
 
-def _measure(book) -> list[Measured]:
+def measure(book) -> list[Measured]:
+    """Each unit's pairs over the threshold, the first PAIRS_PER_UNIT of each marked (the ones the page shows);
+    the class fingerprinted on a pool of processes where it is large (similarity_pool)."""
     notebooks = {}
     for g in book.graded:
         try:
@@ -100,12 +104,13 @@ def _measure(book) -> list[Measured]:
         except Exception:  # unreadable: nothing to compare (its row in grades.csv says why)
             continue
     measured = []
-    for unit in book.checks.units:
-        codes = {key: unit_code(nb, unit) for key, nb in notebooks.items()}
-        try:
-            measured.append(Measured(unit, similar_pairs(codes, unit.starter)))
-        except Exception as err:  # noqa: BLE001 - the report is for reading; the gradebook never waits on it
-            measured.append(Measured(unit, [], f"{type(err).__name__}: {str(err)[:200]}"))
+    with similarity_pool(len(notebooks)) as pool:
+        for unit in book.checks.units:
+            codes = {key: unit_code(nb, unit) for key, nb in notebooks.items()}
+            try:
+                measured.append(Measured(unit, similar_pairs(codes, unit.starter, marked=PAIRS_PER_UNIT, pool=pool)))
+            except Exception as err:  # noqa: BLE001 - the report is for reading; the gradebook never waits on it
+                measured.append(Measured(unit, [], f"{type(err).__name__}: {str(err)[:200]}"))
     return measured
 
 
@@ -232,31 +237,41 @@ def _units_section(book, measured: list[Measured]) -> str:
             parts.append(f'<h3 id="{_anchor(m.unit.name)}">{name}: not measured ({html.escape(m.error)})</h3>')
             continue
         parts.append(f'<h3 id="{_anchor(m.unit.name)}">{name}: {title} ({len(m.pairs)} pairs)</h3>')
+        shown = code = 0
         for a, b, similarity, code_a, code_b in m.pairs[:PAIRS_PER_UNIT]:
+            if code > UNIT_CODE_BYTES:
+                break
             parts.append(f"<details><summary><b>{similarity:.0%}</b>: {html.escape(who[a])} ({html.escape(a)}) and "
                          f"{html.escape(who[b])} ({html.escape(b)})</summary>"
                          f"<div class='pair'><pre>{code_a}</pre><pre>{code_b}</pre></div></details>")
-        if len(m.pairs) > PAIRS_PER_UNIT:
-            parts.append(f"<p class='note'>… and {len(m.pairs) - PAIRS_PER_UNIT} more pairs.</p>")
+            shown, code = shown + 1, code + len(code_a) + len(code_b)
+        if len(m.pairs) > shown:
+            parts.append(f"<p class='note'>… and {len(m.pairs) - shown} more pairs.</p>")
     return "\n".join(parts) + "</section>"
 
 
 def _gradescope_section(scores: Comparison) -> str:
     if len(scores.rows) <= SUMMARY_ROWS:
         return ""  # the summary holds them all, or says why there are none
-    return f'<section id="gradescope"><h2>Scores that differ from Gradescope\'s (all {len(scores.rows)})</h2>{_score_table(scores.rows)}</section>'
+    more = len(scores.rows) - LIST_ROWS
+    return (f'<section id="gradescope"><h2>Scores that differ from Gradescope\'s ({len(scores.rows)})</h2>{_score_table(scores.rows[:LIST_ROWS])}'
+            + (f"<p class='note'>… and {more} more: grades.csv's totals beside the export's scores.</p>" if more > 0 else "") + "</section>")
 
 
 def _flags_section(book) -> str:
+    flagged = [g for g in book.graded if _flags(g)]
     rows = [f"<tr><td>{html.escape(_who(g))}</td><td>{html.escape(g.sub.key)}</td><td>"
-            + "<br>".join(html.escape(f) for f in _flags(g)[:30]) + "</td></tr>" for g in book.graded if _flags(g)]
+            + "<br>".join(html.escape(f) for f in _flags(g)[:30]) + "</td></tr>" for g in flagged[:LIST_ROWS]]
     table = "<table><tr><th>students</th><th>submission</th><th>flags</th></tr>" + "".join(rows) + "</table>" if rows else "<p>None.</p>"
-    return f'<section id="flags"><h2>Integrity flags</h2>{table}</section>'
+    more = (f"<p class='note'>… and {len(flagged) - LIST_ROWS} more submissions: each one's flags are in its "
+            "results/KEY.json (extra_data.integrity_flags).</p>" if len(flagged) > LIST_ROWS else "")
+    return f'<section id="flags"><h2>Integrity flags ({len(flagged)})</h2>{table}{more}</section>'
 
 
-def write_report(path: Path, book) -> None:
+def write_report(path: Path, book, measured: list[Measured] | None = None) -> None:
+    """report.html; ``measured``: the similarity, where already measured (``measure``)."""
     title = f"{book.checks.assignment}: integrity report ({len(book.graded)} submissions)"
-    measured = _measure(book)
+    measured = measure(book) if measured is None else measured
     overview = _overview(measured)
     scores = _compare(book)
     lines = mistakes.line_counts(book)

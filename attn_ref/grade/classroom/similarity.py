@@ -1,18 +1,26 @@
 """Which submissions' code for one unit look alike: copydetect's similarity (MOSS-style winnowing) of every pair
 over THRESHOLD, in time near-linear in the class, not quadratic.
 
-Each submission is fingerprinted once; an index of its hashes (hash -> the submissions that hold it) names the
-candidates of each submission, and only candidates are compared, with copydetect's own ``compare_files``: the
-pairs, similarities and marks are those of comparing every pair (``tests/similarity_class.py`` holds that
-oracle). No hash is ever dropped from the index: the class-wide common ones (``V = V.V(V, V=V, V=True)`` is in
-most softmaxes once names are filtered) are read only for the few submissions made of little else (see
-``FingerprintIndex.candidates``), so no pair over the threshold can be missed.
+Each submission is fingerprinted once (on a pool of processes for a large class); an index of its hashes
+(hash -> the submissions that hold it) names the candidates of each submission (a prefix filter, then a count
+filter: ``FingerprintIndex.candidates``), and each candidate's share is computed on arrays, the same whole numbers
+and division as copydetect's ``compare_files``. copydetect itself compares only the pairs whose marked code is
+shown. The pairs, similarities and marks are those of comparing every pair (``tests/similarity_class.py`` holds
+that oracle). No hash is ever dropped from the index: the class-wide common ones (``V = V.V(V, V=V, V=True)`` is
+in most softmaxes once names are filtered) are read only for the few submissions made of little else, so no pair
+over the threshold can be missed. The cost: the fingerprints (linear), then per submission the holders of its
+rare hashes (``FingerprintIndex.postings``), then the pairs found.
 """
 
 from __future__ import annotations
 
 import html
 import io
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from itertools import combinations
@@ -23,6 +31,9 @@ THRESHOLD = 0.75  # the share of a submission's tokens found in another's
 NOISE = 25  # copydetect's k: matches shorter than this many characters are noise
 GUARANTEE = 30  # matches this long are always found
 MIN_CODE = 80  # characters of a submission's own code (starter excluded) below which a unit is not compared
+POOL_FROM = 300  # submissions from which fingerprints are taken on several processes
+MAX_WORKERS = 4  # processes the similarity may start
+CHUNKS = 16  # pieces of a class's fingerprinting: the pool's processes balance their load
 CELLS_PER_BLOCK = 1 << 22  # candidates × kept positions checked at once: bounds the memory of one submission's row
 
 
@@ -83,20 +94,26 @@ class UnitCode:
             return fp
         touched = np.concatenate([[0], np.cumsum(self.given)])  # touched[b] - touched[a]: starter chars in [a, b)
 
-        def raw(i: int) -> int:  # a position in the filtered code -> in the text, as copydetect maps its slices
-            if len(fp.offsets) == 0:
-                return min(i, len(self.text))
-            row = min(int(np.searchsorted(fp.offsets[:, 0], i)), len(fp.offsets) - 1)
-            return min(max(i + int(fp.offsets[row, 1]), 0), len(self.text))
-
-        def clean(i: int) -> bool:  # copydetect's mapping is approximate: a character of margin each side
-            start, end = max(raw(i) - 1, 0), min(raw(i + fp.k) + 1, len(self.text))
-            return touched[end] - touched[start] == 0
-
-        fp.hash_idx = {h: kept for h, idx in fp.hash_idx.items() if (kept := [i for i in idx if clean(i)])}
+        kept = self._clear_of_starter(fp, touched)
+        fp.hash_idx = {h: [i for i in idx if kept[i]] for h, idx in fp.hash_idx.items()}
+        fp.hash_idx = {h: idx for h, idx in fp.hash_idx.items() if idx}
         fp.hashes = set(fp.hash_idx)
         fp.token_coverage = get_token_coverage(fp.hash_idx, fp.k, len(fp.filtered_code))
         return fp
+
+    def _clear_of_starter(self, fp, touched: np.ndarray) -> np.ndarray:
+        """Per position of the filtered code, whether its k-gram is clear of every starter character: the k-gram's
+        ends mapped back to the text as copydetect maps its slices (``compare_files``), with a character of margin
+        each side (that mapping is approximate)."""
+        at = np.arange(len(fp.filtered_code) + fp.k + 1, dtype=np.int64)
+        if len(fp.offsets) == 0:
+            raw = np.minimum(at, len(self.text))
+        else:
+            row = np.minimum(np.searchsorted(fp.offsets[:, 0], at), len(fp.offsets) - 1)
+            raw = np.clip(at + fp.offsets[row, 1].astype(np.int64), 0, len(self.text))
+        start = np.maximum(raw[:len(at) - fp.k] - 1, 0)
+        end = np.minimum(raw[fp.k:] + 1, len(self.text))
+        return touched[end] - touched[start] == 0
 
     def marked(self, slices) -> str:
         """The code, escaped: the shared slices in <mark>, the starter's lines dimmed (never marked)."""
@@ -144,6 +161,59 @@ def fingerprinted(codes: dict[str, str], starter: str) -> dict[str, Fingerprinte
     return {key: Fingerprinted(c, c.fingerprint()) for key, c in split.items() if len(c.own.strip()) >= MIN_CODE}
 
 
+@dataclass(frozen=True)
+class Compact:
+    """What the index reads of a fingerprint, as arrays (cheap to send between processes): its distinct hashes,
+    sorted; its kept positions, ascending, with the index of each one's hash; its token coverage."""
+
+    hashes: np.ndarray
+    positions: np.ndarray
+    local: np.ndarray
+    coverage: float
+
+    @classmethod
+    def of(cls, fp) -> Compact:
+        hashes = np.array(sorted(fp.hash_idx), dtype=np.int64)
+        local = np.repeat(np.arange(len(hashes)), [len(fp.hash_idx[v]) for v in hashes.tolist()])
+        positions = np.concatenate([np.zeros(0, dtype=np.int64), *(np.asarray(fp.hash_idx[v], dtype=np.int64) for v in hashes.tolist())])
+        order = np.argsort(positions, kind="stable")
+        return cls(hashes, positions[order], local[order].astype(np.int64), float(fp.token_coverage))
+
+
+def compact_prints(items: list[tuple[str, str]], starter: str) -> list[tuple[str, Compact]]:
+    """(key, compact fingerprint) of each (key, code) with enough code of its own: the work a process of the
+    pool does (``similar_pairs``)."""
+    return [(key, Compact.of(f.fp)) for key, f in fingerprinted(dict(items), starter).items()]
+
+
+def _compact_class(codes: dict[str, str], starter: str, pool) -> dict[str, Compact]:
+    """Every submission's compact fingerprint, on the pool's processes where one is given (in chunks, in order)."""
+    items = sorted(codes.items())
+    if pool is None:
+        return dict(compact_prints(items, starter))
+    size = max(1, -(-len(items) // CHUNKS))
+    chunks = [items[at:at + size] for at in range(0, len(items), size)]
+    try:
+        return {key: c for done in pool.map(compact_prints, chunks, [starter] * len(chunks)) for key, c in done}
+    except (BrokenProcessPool, OSError):  # the pool could not start or lost a process: the work is done here
+        return dict(compact_prints(items, starter))
+
+
+@contextmanager
+def similarity_pool(submissions: int):
+    """Processes to fingerprint a class on, one per CPU this process may use (at most MAX_WORKERS), or None (a
+    small class, or one CPU). Forked from a fresh server that has imported this module and copydetect once (about
+    a second of CPU), never from the TA's process itself, which may hold threads."""
+    cpus = min(len(os.sched_getaffinity(0)), MAX_WORKERS)
+    if submissions < POOL_FROM or cpus < 2:
+        yield None
+        return
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__, "copydetect"])
+    with ProcessPoolExecutor(cpus, mp_context=context) as pool:
+        yield pool
+
+
 def compared(prints: dict[str, Fingerprinted], a: str, b: str, threshold: float) -> tuple | None:
     """(a, b, similarity, marked code a, marked code b) where copydetect's comparison of the two (the larger
     share) reaches the threshold, else None."""
@@ -169,15 +239,25 @@ def _union(positions: np.ndarray, rows: np.ndarray, count: int, k: int) -> np.nd
     return np.bincount(rows[1:][same], weights=gaps, minlength=count) + k * (np.bincount(rows, minlength=count) > 0)
 
 
+@dataclass
+class Row:
+    """One submission's hashes ranked from the most common in the class (rank 0) to the rarest, and the prefix
+    split: ranks below ``common`` span less than the threshold of it, the rest are ``rare``."""
+
+    own: np.ndarray  # its hash ids
+    rank: np.ndarray  # per hash (its local index): its rank
+    first_cover: np.ndarray  # per character: the first rank whose k-grams cover it (len(own): none)
+    common: int
+
+
 class FingerprintIndex:
     """The class's fingerprints as arrays, and the index: for each hash, the submissions that hold it."""
 
-    def __init__(self, prints: list, k: int):
+    def __init__(self, prints: list[Compact], k: int):
         self.k, self.count = k, len(prints)
-        self.coverage = [float(p.token_coverage) for p in prints]
-        hashes = [np.array(sorted(p.hash_idx), dtype=np.int64) for p in prints]
-        flat = np.concatenate([np.zeros(0, dtype=np.int64), *hashes])
-        self.starts = np.cumsum([0, *(len(h) for h in hashes)], dtype=np.int64)
+        self.coverage = [p.coverage for p in prints]
+        flat = np.concatenate([np.zeros(0, dtype=np.int64), *(p.hashes for p in prints)])
+        self.starts = np.cumsum([0, *(len(p.hashes) for p in prints)], dtype=np.int64)
         unique, ids = np.unique(flat, return_inverse=True)  # every hash -> an id, 0 .. distinct hashes - 1
         self.ids = ids.astype(np.int64)  # submission i's hash ids: ids[starts[i]:starts[i + 1]]
         owners = np.repeat(np.arange(self.count), np.diff(self.starts))
@@ -185,41 +265,73 @@ class FingerprintIndex:
         self.holders = owners[order]  # hash h's submissions: holders[first[h]:first[h + 1]]
         self.first = np.concatenate([[0], np.cumsum(np.bincount(self.ids, minlength=len(unique)))])
         self.frequency = np.diff(self.first)  # submissions that hold each hash
-        self.spots = []  # per submission: (its kept positions, sorted; the index of each one's hash in its ids)
-        for i, (p, h) in enumerate(zip(prints, hashes)):
-            local = np.repeat(np.arange(len(h)), [len(p.hash_idx[v]) for v in h])
-            positions = np.concatenate([np.zeros(0, dtype=np.int64), *(np.asarray(p.hash_idx[v]) for v in h)])
-            order = np.argsort(positions, kind="stable")
-            self.spots.append((positions[order].astype(np.int64), local[order]))
+        self.spots = [(p.positions, p.local) for p in prints]  # per submission: its kept positions, each one's hash
         self.local = np.full(len(unique), -1, dtype=np.int64)  # scratch: a hash id -> its index in one submission
 
     def _own(self, i: int) -> np.ndarray:
         return self.ids[self.starts[i]:self.starts[i + 1]]
 
-    def candidates(self, i: int, threshold: float) -> np.ndarray:
-        """Every submission j ≠ i that could hold threshold of i's tokens: those holding one of i's rarest hashes.
-
-        Lossless. copydetect's share of i found in j (``compare_files``) is the span of the k-grams at i's
-        positions whose hashes j holds too, over the span of all of i's kept k-grams (``token_coverage``).
-        Take i's hashes from the most common in the class to the rarest, and let `common` be the longest run of
-        them whose own span is under threshold of i's: any j that holds none of the other hashes (the
-        rarest, `rare`) shares at most `common`, so less than threshold of i (the same float division as
-        copydetect's, rounded up or down alike, so a tie at the threshold cannot slip through). So every j
-        over the threshold holds a hash of `rare`, and the index lists it. This is MOSS's "drop the hashes
-        most of the class holds", made safe per submission: a common hash is read only for a submission
-        whose rare hashes alone cannot reach threshold, and its row costs what its hashes' lists hold."""
+    def _row(self, i: int, threshold: float) -> Row:
         own, (positions, local) = self._own(i), self.spots[i]
-        if len(own) == 0:
-            return np.zeros(0, dtype=np.int64)
         rank = np.empty(len(own), dtype=np.int64)
         rank[np.lexsort((own, -self.frequency[own]))] = np.arange(len(own))  # 0: the most common
-        first_cover = np.full(int(positions[-1]) + self.k, len(own), dtype=np.int64)  # per character: the first rank covering it
+        first_cover = np.full(int(positions[-1]) + self.k, len(own), dtype=np.int64)
         np.minimum.at(first_cover, (positions[:, None] + np.arange(self.k)).ravel(), np.repeat(rank[local], self.k))
         spans = np.cumsum(np.bincount(first_cover, minlength=len(own) + 1)[:len(own)])  # spans[r]: ranks 0..r's span
         common = int(np.count_nonzero(spans / self.coverage[i] < threshold))  # spans grow with r: a run from rank 0
-        rare = own[rank >= common]
-        found = np.concatenate([np.zeros(0, dtype=np.int64), *(self.holders[self.first[h]:self.first[h + 1]] for h in rare)])
-        return np.setdiff1d(found, [i])
+        return Row(own, rank, first_cover, common)
+
+    def _beyond_common(self, i: int, row: Row) -> np.ndarray:
+        """Per hash of i (its local index): how many characters its k-grams cover that no common hash's do."""
+        positions, local = self.spots[i]
+        chars = (positions[:, None] + np.arange(self.k)).ravel()
+        owner = np.repeat(local, self.k)
+        free = (row.first_cover[chars] >= row.common) & (row.rank[owner] >= row.common)
+        once = np.unique(owner[free] * len(row.first_cover) + chars[free])  # a character once per hash
+        return np.bincount(once // len(row.first_cover), minlength=len(row.own))
+
+    def candidates(self, i: int, threshold: float) -> np.ndarray:
+        """Every submission j ≠ i that could hold threshold of i's tokens, in O(the postings of i's rare hashes).
+
+        Lossless. copydetect's share of i found in j (``compare_files``) is the span of the k-grams at i's
+        positions whose hashes j holds too, over the span of all of i's kept k-grams (``token_coverage``).
+
+        Prefix filter. Take i's hashes from the most common in the class to the rarest, and let `common` be the
+        longest run of them whose own span is under threshold of i's: any j that holds none of the other hashes
+        (the rarest, `rare`) shares at most `common`'s span, under threshold. So every j over the threshold holds
+        a hash of `rare`, and the index lists it. This is MOSS's "drop the hashes most of the class holds", made
+        safe per submission: a common hash is read only for a submission whose rare hashes alone cannot reach
+        threshold.
+
+        Count filter. The characters j's shared k-grams cover are among those `common` covers and, for each
+        rare hash j holds, those its k-grams cover beyond `common`'s: so j's share is at most
+        (span of `common` + the sum of those counts over the rare hashes j holds) / coverage. Where that is
+        under threshold (the same float division as copydetect's, of a larger whole number: division is
+        monotone, so a tie at the threshold cannot slip through), j is not a candidate."""
+        others, bound = self.holders_of_rare(i, threshold)
+        return others[bound / self.coverage[i] >= threshold]
+
+    def holders_of_rare(self, i: int, threshold: float) -> tuple[np.ndarray, np.ndarray]:
+        """Every submission but i that holds one of i's rare hashes (the prefix filter's candidates), and for each,
+        the count filter's bound: how many of i's characters its shared k-grams can cover at most."""
+        if len(self._own(i)) == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        row = self._row(i, threshold)
+        rare = np.flatnonzero(row.rank >= row.common)
+        lists = [self.holders[self.first[h]:self.first[h + 1]] for h in row.own[rare].tolist()]
+        found = np.concatenate([np.zeros(0, dtype=np.int64), *lists])
+        weights = np.repeat(self._beyond_common(i, row)[rare].astype(float), [len(held) for held in lists])
+        others, at = np.unique(found, return_inverse=True)
+        common_span = int(np.count_nonzero(row.first_cover < row.common))
+        bound = common_span + np.bincount(at, weights=weights, minlength=len(others))
+        return others[others != i], bound[others != i]
+
+    def postings(self, i: int, threshold: float) -> int:
+        """How many (hash, submission) entries ``candidates`` reads for i: its cost."""
+        if len(self._own(i)) == 0:
+            return 0
+        row = self._row(i, threshold)
+        return int(self.frequency[row.own[row.rank >= row.common]].sum())
 
     def shares(self, i: int, others: np.ndarray) -> np.ndarray:
         """For each of others, the share of i's tokens it holds too: copydetect's similarity of i in that pair."""
@@ -238,21 +350,37 @@ class FingerprintIndex:
         self.local[own] = -1
         return np.concatenate([np.zeros(0), *out])
 
+    def flagged(self, threshold: float) -> dict[tuple[int, int], float]:
+        """(i, j), i < j -> the similarity of every pair over the threshold: the larger of its two shares. A share
+        under threshold is never needed: where one side is under, the pair's similarity is the other's."""
+        best: dict[tuple[int, int], float] = {}
+        for i in range(self.count):
+            others = self.candidates(i, threshold)
+            shares = self.shares(i, others)
+            over = shares >= threshold
+            for j, share in zip(others[over].tolist(), shares[over].tolist()):
+                pair = (min(i, j), max(i, j))
+                best[pair] = max(best.get(pair, 0.0), share)
+        return best
 
-def similar_pairs(codes: dict[str, str], starter: str, threshold: float = THRESHOLD) -> list[tuple]:
+
+def similar_pairs(codes: dict[str, str], starter: str, threshold: float = THRESHOLD, marked: int | None = None,
+                  pool=None) -> list[tuple]:
     """(key a, key b, similarity, marked code a, marked code b) for every pair whose similarity reaches the
-    threshold, most similar first; the starter's lines are neither compared nor marked.
+    threshold, most similar first; the starter's lines are neither compared nor marked. Only the first
+    ``marked`` pairs (all where None) carry their marked code, from copydetect's own comparison; the rest carry
+    None for both. ``pool``: processes to fingerprint on (``similarity_pool``), or None to work here.
 
-    Cost: the class once (fingerprints, the index), then per submission its candidates (``FingerprintIndex.candidates``),
-    each checked on arrays; copydetect compares only the pairs over the threshold."""
-    prints = fingerprinted(codes, starter)
-    keys = sorted(prints)
+    Cost: the class once (fingerprints, on the pool; the index), then per submission its candidates
+    (``FingerprintIndex.candidates``), each checked on arrays; copydetect compares only the pairs it marks."""
     if threshold <= 0:  # every pair reaches it, even one that shares nothing
-        return most_similar_first([compared(prints, a, b, threshold) for a, b in combinations(keys, 2)])
-    index = FingerprintIndex([prints[key].fp for key in keys], NOISE)
-    over = set()
-    for i in range(len(keys)):
-        others = index.candidates(i, threshold)
-        # the same division as copydetect's, on the same whole numbers: a pair kept here is over the threshold
-        over |= {(min(i, j), max(i, j)) for j in others[index.shares(i, others) >= threshold].tolist()}
-    return most_similar_first([p for i, j in sorted(over) if (p := compared(prints, keys[i], keys[j], threshold))])
+        prints = fingerprinted(codes, starter)
+        return most_similar_first([compared(prints, a, b, threshold) for a, b in combinations(sorted(prints), 2)])
+    compact = _compact_class(codes, starter, pool)
+    keys = sorted(compact)
+    found = most_similar_first([(keys[i], keys[j], share) for (i, j), share in
+                                FingerprintIndex([compact[key] for key in keys], NOISE).flagged(threshold).items()])
+    shown = found if marked is None else found[:marked]
+    prints = fingerprinted({key: codes[key] for pair in shown for key in pair[:2]}, starter)
+    # copydetect's similarity of a pair is the index's (the same whole numbers, the same division): the order stands
+    return [compared(prints, a, b, threshold) for a, b, _ in shown] + [(a, b, share, None, None) for a, b, share in found[len(shown):]]

@@ -1,6 +1,7 @@
 """report.html and a written-answers page as a TA sees them: rendered by headless Chromium in a 1280×900
 window, screenshots kept under the test's tmp dir, and the layout checked from positions the page itself
-measures: the summary within the first screen, no code or answer wider than its column, no sideways scroll.
+measures: the summary within the first screen, no code or answer wider than its column, no sideways scroll;
+also for a class of 1,000 students, whose report stays within its size bound.
 
 Chromium is Debian's `chromium` package (.ci/run installs it where apt can); where it is missing these
 tests are skipped, saying so."""
@@ -15,9 +16,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from report_class import LONG_ANSWER, make_class
+from report_class import LONG_ANSWER, make_class, make_large_class
 
-from attn_ref.grade.classroom.report import write_report
+from attn_ref.grade.classroom.report import LIST_ROWS, write_report
 from attn_ref.grade.classroom.written_pages import write_written_pages
 
 WIDTH, HEIGHT = 1280, 900
@@ -95,4 +96,22 @@ def test_a_written_answers_page_keeps_long_answers_in_their_column(pages):
     assert LONG_ANSWER in (folder / "written" / "q1.html").read_text()
     layout = _seen(folder / "written" / "q1.html", shots)
     assert any(b["text"].startswith("Parallel matmuls; see https://") for b in layout["blocks"])
+    _fits(layout)
+
+
+LARGE_REPORT_BYTES = 3 << 20  # report.html's bound: 50 pairs and 200 KB of code per question, 200 rows per list
+
+
+def test_a_thousand_student_report_is_bounded_and_its_summary_on_the_first_screen(tmp_path):
+    book = make_large_class(tmp_path / "class")
+    write_report(tmp_path / "report.html", book)
+    page = (tmp_path / "report.html").read_text()
+    assert len(page.encode()) <= LARGE_REPORT_BYTES
+    assert "1000 submissions, 1000 students" in page.split('id="pairs"')[0]  # the summary, before the pairs
+    assert "more pairs" in page  # more pairs than the page shows: counted
+    assert page.count("patches numpy: np.allclose") == LIST_ROWS and f"… and {250 - LIST_ROWS} more submissions" in page
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    layout = _seen(tmp_path / "report.html", shots)
+    assert sum("def softmax" in b["text"] for b in layout["blocks"]) >= 20  # pairs' code was laid out
     _fits(layout)

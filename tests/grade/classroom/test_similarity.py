@@ -4,13 +4,16 @@ copied with renames, swapped statements and comments of their own), and copydete
 
 from __future__ import annotations
 
+import os
+from concurrent.futures.process import BrokenProcessPool
+
 import numpy as np
 import pytest
 from copydetect import compare_files
 from similarity_class import QUESTIONS, all_pairs_similar, make_class, written_alike
 
 from attn_ref.grade.classroom import similarity
-from attn_ref.grade.classroom.similarity import NOISE, FingerprintIndex, fingerprinted, similar_pairs
+from attn_ref.grade.classroom.similarity import NOISE, Compact, FingerprintIndex, fingerprinted, similar_pairs
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +42,7 @@ def test_a_submission_over_the_threshold_is_always_a_candidate(lab, threshold):
     holding at least `threshold` of another's is among that one's candidates (whatever the threshold)."""
     prints = fingerprinted(lab.codes["c3"], lab.starters["c3"])
     keys = sorted(prints)[:80]
-    index = FingerprintIndex([prints[key].fp for key in keys], NOISE)
+    index = FingerprintIndex([Compact.of(prints[key].fp) for key in keys], NOISE)
     for i, key in enumerate(keys):
         others = np.array([j for j in range(len(keys)) if j != i])
         theirs = np.array([compare_files(prints[key].fp, prints[keys[j]].fp)[1][0] for j in others], dtype=float)
@@ -64,3 +67,47 @@ def test_a_tie_at_the_threshold_is_kept(lab):
         found = similar_pairs(codes, starter, threshold=threshold)
         assert found == all_pairs_similar(codes, starter, threshold=threshold)
         assert (found[-1][2] == at) == (threshold == at)
+
+
+def test_only_the_pairs_shown_are_marked_and_the_rest_are_the_same(lab, monkeypatch):
+    """The report marks the pairs it shows: those carry copydetect's marked code, the rest the same pairs and
+    similarities, in the same order, with no code; copydetect compares the marked pairs and no other."""
+    codes, starter = lab.codes["c3"], lab.starters["c3"]
+    calls, compared = [], similarity.compared
+    monkeypatch.setattr(similarity, "compared", lambda *args: calls.append(args) or compared(*args))
+    found = similar_pairs(codes, starter, marked=7)
+    oracle = all_pairs_similar(codes, starter)
+    assert len(oracle) > 7 and found[:7] == oracle[:7] and len(calls) == 7
+    assert [p[:3] for p in found] == [p[:3] for p in oracle]
+    assert all(p[3] is None and p[4] is None for p in found[7:])
+
+
+def test_a_pool_of_processes_finds_the_same(lab):
+    """The class fingerprinted on a pool of processes (as the report does for a large class): the same results."""
+    codes, starter = lab.codes["c1"], lab.starters["c1"]
+    with similarity.similarity_pool(similarity.POOL_FROM) as pool:
+        if pool is None:
+            assert len(os.sched_getaffinity(0)) < 2  # one CPU: no pool, and nothing to compare
+            return
+        found = similar_pairs(codes, starter, pool=pool)
+    assert found == similar_pairs(codes, starter)
+
+
+def test_the_count_filter_leaves_fewer_candidates_than_the_prefix_alone(lab):
+    """Every candidate holds a rare hash (the prefix filter), and some holders of one are not candidates: the
+    count filter cut them (it is lossless by the test above)."""
+    prints = fingerprinted(lab.codes["c3"], lab.starters["c3"])
+    keys = sorted(prints)
+    index = FingerprintIndex([Compact.of(prints[key].fp) for key in keys], NOISE)
+    candidates = sum(len(index.candidates(i, similarity.THRESHOLD)) for i in range(len(keys)))
+    holders = sum(len(index.holders_of_rare(i, similarity.THRESHOLD)[0]) for i in range(len(keys)))
+    assert 0 < candidates < 0.9 * holders
+
+
+def test_a_pool_that_breaks_leaves_the_work_to_this_process(lab):
+    class Broken:
+        def map(self, *args):
+            raise BrokenProcessPool("a process of the pool was killed")
+
+    codes, starter = dict(sorted(lab.codes["c2"].items())[:60]), lab.starters["c2"]
+    assert similar_pairs(codes, starter, pool=Broken()) == all_pairs_similar(codes, starter)

@@ -65,20 +65,31 @@ def connect_remote(address: str, timeout: float = 30):
     """A client of the scheduler at ``address`` (with the configuration's TLS for tls://); a refused TLS
     handshake, a scheduler certificate this CA did not sign, or no answer each raise their own ClusterError."""
     from distributed import Client
-    from distributed.comm.core import CommClosedError, FatalCommClosedError
+    from distributed.comm.core import CommClosedError
 
     security = client_security(address) if address.startswith("tls://") else None
     kwargs = {"security": security} if security is not None else {}
     try:
         return Client(address, timeout=timeout, **kwargs)
-    except FatalCommClosedError:  # raised by Dask when this side's verification of the scheduler fails
-        raise ClusterError(f"--cluster {address}: refused: the scheduler's certificate is not signed by the CA of "
-                           f"{_setting('tls_ca_file')} ({security.tls_ca_file})") from None
     except CommClosedError as err:
         if security is None:
             raise ClusterError(f"--cluster {address}: the scheduler closed the connection ({err})") from None
+        if _caused_by(err, ssl.SSLCertVerificationError):  # this side's check of the scheduler's certificate
+            raise ClusterError(f"--cluster {address}: refused: the scheduler's certificate is not signed by the CA of "
+                               f"{_setting('tls_ca_file')} ({security.tls_ca_file})") from None
         raise ClusterError(f"--cluster {address}: refused: the scheduler ended the TLS handshake, so it does not accept "
                            f"this client's certificate ({_setting('tls_client_cert')}: {security.tls_client_cert}): it "
                            f"must be signed by the CA the scheduler was started with (its --tls-ca-file)") from None
     except OSError as err:
         raise ClusterError(f"--cluster {address}: no scheduler answered ({err})") from None
+
+
+def _caused_by(err: BaseException, kind: type) -> bool:
+    """Whether ``err`` or an exception it was raised from (or while handling) is a ``kind``."""
+    seen = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, kind):
+            return True
+        seen.add(id(err))
+        err = err.__cause__ or err.__context__
+    return False

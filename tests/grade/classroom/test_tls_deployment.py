@@ -9,7 +9,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -25,7 +24,7 @@ from hostile import kernel_uid_processes
 
 BIN = Path(sys.executable).parent
 ENCRYPTED = {"DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION": "True"}  # on every process: no plain tcp:// anywhere
-LIMITS = ["--cell-timeout", "20", "--call-timeout", "8", "--timeout", "120"]
+LIMITS = ["--cell-timeout", "120", "--call-timeout", "30", "--timeout", "400"]  # generous: 8 helpers share 2 cores here
 GRADER_MARK = "--require-isolation"  # in the command line of the grader a worker starts for one submission
 
 
@@ -168,13 +167,17 @@ def deployment(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def practice_class(release, tmp_path_factory):
-    """Six practice submissions: right, blank, and a file that is no notebook."""
+    """Six practice submissions, each signed in (so each student has numbers of their own): right, blank, and a
+    file that is no notebook."""
+    import nbformat
+    from conftest import signed_in
+
     out, _ = release
     folder = tmp_path_factory.mktemp("tls_class")
-    for i in range(3):
-        shutil.copy(out / "solutions/practice/practice.ipynb", folder / f"right_{i}.ipynb")
-    for i in range(2):
-        shutil.copy(out / "assignments/practice/practice.ipynb", folder / f"blank_{i}.ipynb")
+    for kind, source, count in (("right", "solutions", 3), ("blank", "assignments", 2)):
+        notebook = nbformat.read(str(out / source / "practice/practice.ipynb"), as_version=4)
+        for i in range(count):
+            nbformat.write(signed_in(notebook, f"{kind}{i}@uni.edu"), str(folder / f"{kind}_{i}.ipynb"))
     (folder / "corrupt.ipynb").write_text("{ not json")
     return folder, out / "autograder/practice-autograder.zip"
 
@@ -189,9 +192,9 @@ def attn_ref_grade(folder: Path, zip_path: Path, out: Path, *where: str, env: di
     return process.returncode, stdout, stderr
 
 
-def gradebook(out: Path) -> list[tuple[str, str, str]]:
+def gradebook(out: Path) -> list[tuple[str, str, str, str]]:
     with open(out / "grades.csv", newline="", encoding="utf-8-sig") as f:
-        return sorted((r["name"], r["total"], r["status"]) for r in csv.DictReader(f))
+        return sorted((r["name"], r["email"], r["total"], r["status"]) for r in csv.DictReader(f))
 
 
 def question_scores(out: Path) -> dict[str, list]:
@@ -223,7 +226,7 @@ def test_the_deployment_grades_as_jobs_does(deployment, practice_class, graded_w
     assert code == 0, stderr
     rows = gradebook(out)
     assert rows == gradebook(graded_with_jobs)
-    assert len({total for _, total, _ in rows}) >= 2 and [r for r in rows if r[0].startswith("right")][0][2] == "ok"
+    assert [r[1:] for r in rows if r[0].startswith("right")] == [(f"right{i}@uni.edu", "23", "ok") for i in range(3)]
     assert question_scores(out) == question_scores(graded_with_jobs)
     if os.geteuid() == 0:  # as root, each worker's kernels ran as other uids, and none is left
         uids = kernel_uids(out) - {None}
@@ -276,7 +279,7 @@ def test_a_worker_killed_mid_run_loses_nothing(deployment, practice_class, grade
     assert killed is not None, "no worker was found grading to kill"
     assert grading.returncode == 0, stderr
     rows = gradebook(out)
-    names = [name for name, _, _ in rows]
+    names = [row[0] for row in rows]
     assert sorted(names) == sorted({p.stem for p in folder.iterdir()}) and len(names) == len(set(names))
     assert rows == gradebook(graded_with_jobs)
     _, alive = psutil.wait_procs(killed[1], timeout=30)

@@ -46,6 +46,10 @@ def client_security(address: str):
         if value and not os.access(Path(value).expanduser(), os.R_OK):
             raise ClusterError(f"--cluster {address}: {_setting(field)} is {value}: no such readable file")
     expanded = {f: str(Path(getattr(security, f)).expanduser()) for f in CLIENT_SETTINGS if getattr(security, f)}
+    key_field = "tls_client_key" if "tls_client_key" in expanded else "tls_client_cert"
+    if os.stat(expanded[key_field]).st_mode & 0o077:  # a kernel as another uid that reads it could run code on the workers
+        raise ClusterError(f"--cluster {address}: {_setting(key_field)}: the client's private key {expanded[key_field]} can "
+                           f"be read by other users, so by the kernels too: chmod 600 {expanded[key_field]}")
     security = Security(require_encryption=True, **expanded)
     try:
         security.get_connection_args("client")  # loads the CA, the certificate and its key into one context

@@ -253,6 +253,29 @@ def test_a_client_whose_certificate_another_ca_signed_is_refused(deployment, pra
     code, _, stderr = attn_ref_grade(folder, zip_path, out, "--cluster", deployment.address, env=env)
     assert code == 2 and "the scheduler's certificate is not signed by the CA" in stderr
     assert not list(out.rglob("*.json"))
+    # and the scheduler itself ends the handshake of a client with no certificate at all
+    assert not _scheduler_accepts(deployment.address, deployment.tls.ca_file, None)
+    assert _scheduler_accepts(deployment.address, deployment.tls.ca_file, deployment.tls.pairs["client"])
+
+
+def _scheduler_accepts(address: str, ca_file: Path, pair) -> bool:
+    """Whether the scheduler keeps a TLS connection from a client trusting ``ca_file`` with ``pair`` (or none) open
+    after the handshake: a refused client sees an alert or the connection closed (TLS 1.3 refuses after it)."""
+    import ssl
+
+    host, port = address.removeprefix("tls://").rsplit(":", 1)
+    context = ssl.create_default_context(cafile=str(ca_file))
+    context.check_hostname = False
+    if pair is not None:
+        context.load_cert_chain(str(pair.cert), str(pair.key))
+    try:
+        with socket.create_connection((host, int(port)), timeout=20) as raw, context.wrap_socket(raw) as tls:
+            tls.settimeout(3)
+            return tls.recv(1) != b""
+    except (ssl.SSLError, ConnectionError):
+        return False
+    except TimeoutError:  # nothing said and nothing closed: a client the scheduler waits to hear from
+        return True
 
 
 @pytest.mark.slow

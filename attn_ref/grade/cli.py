@@ -16,6 +16,7 @@ from . import settings
 from .classroom.batch import BatchOptions, check_assignment, plan_batch, run_batch
 from .classroom.canvas import RosterError, read_roster
 from .classroom.cluster import PARENT_ENV, REFUSED
+from .classroom.cluster_tls import check_address
 from .classroom.discover import Submission, has_notebook, is_batch
 from .classroom.gradebook import summary_lines
 from .core import grade
@@ -168,6 +169,8 @@ def validate(args) -> GradeRequest:
         raise _Stop("refusing to grade: kernels would run unsandboxed as this user (not root, and no "
                     "working user namespaces for bubblewrap)", REFUSED)
     _warn(plan, args.autograder, submission)
+    if args.cluster:  # a tls:// scheduler's client certificate and CA, before anything is read or written
+        check_address(args.cluster)
     limits = Limits.of(budget=args.timeout, cell_timeout=args.cell_timeout, call_timeout=args.call_timeout)
     return GradeRequest(submission, args.autograder, Path(args.out or DEFAULT_OUT), args.results, plan, limits,
                         _canvas(args), args.results is None and is_batch(submission), args.jobs, args.force,

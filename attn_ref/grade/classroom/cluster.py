@@ -10,9 +10,8 @@ Dask moves pickles between the client, the scheduler and the workers: whoever ca
 run code on the workers. So a ``local:N`` cluster always speaks TLS with a throw-away certificate that
 lives only in this run's processes (a kernel that finds its ports in /proc/net/tcp cannot get a task
 run), and a scheduler without TLS is refused where kernels here would share this machine's network (no
-namespaces). A remote cluster's TLS is Dask's own configuration (README, "A class bigger than one
-machine"). A worker refuses to grade unless its kernels run as another uid (root) or in their own
-namespaces.
+namespaces). A remote cluster's TLS is Dask's own configuration, checked in cluster_tls.py. A worker
+refuses to grade unless its kernels run as another uid (root) or in their own namespaces.
 """
 
 from __future__ import annotations
@@ -63,10 +62,9 @@ def connect(address: str, kernels_share_network: bool):
                            "kernels here run without namespaces, so they share this machine's network and could reach "
                            "it. Use tls:// with Dask's TLS settings (README, \"A class bigger than one machine\"), or "
                            "local:N")
-    try:
-        return Client(address, timeout=30)
-    except OSError as err:
-        raise ClusterError(f"--cluster {address}: no scheduler answered ({err})") from None
+    from .cluster_tls import connect_remote  # the client's TLS from Dask's configuration, checked
+
+    return connect_remote(address)
 
 
 def grade_on_worker(zip_bytes: bytes, notebook_name: str, notebook_bytes: bytes, limits: Limits,

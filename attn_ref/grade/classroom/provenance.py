@@ -18,21 +18,21 @@ SHORT = 12  # hex digits of the autograder's version in a line of text (as the r
 UNRECORDED = "attn-ref (version not recorded: an older grader)"
 
 
-def cells(results: Results) -> dict[str, str]:
-    """grades.csv's cells of one submission ("" where its results record nothing: not graded yet)."""
+def graded_by(results: Results) -> tuple[str, str]:
+    """(grader, autograder version) of one submission's results ("" where they record none: not graded yet)."""
     autograder = results.autograder_version or ""
     grader = results.grader_version
-    return {"grader": f"attn-ref {grader}" if grader else (UNRECORDED if autograder else ""), "autograder": autograder}
+    return (f"attn-ref {grader}" if grader else (UNRECORDED if autograder else ""), autograder)
+
+
+def cells(results: Results) -> dict[str, str]:
+    """grades.csv's cells of one submission."""
+    return dict(zip(FIELDS, graded_by(results)))
 
 
 def counts(graded: list) -> Counter:
     """(grader, autograder version) -> submissions, of those whose results record an autograder."""
-    found = Counter()
-    for g in graded:
-        row = cells(g.results)
-        if row["autograder"]:
-            found[row["grader"], row["autograder"]] += 1
-    return found
+    return Counter(pair for pair in (graded_by(g.results) for g in graded) if pair[1])
 
 
 def _pairs(found: Counter, short: bool) -> list[str]:

@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import csv
 import html
-import json
 from pathlib import Path
 
 import pytest
+from hostile import assert_in_custody
 
 from attn_ref.grade.checks_json import Answer, Checks, FunctionUnit, Probe, QuestionUnit, WrittenPart
 from attn_ref.grade.classroom.adjustments import FILE, Problem
+from attn_ref.grade.classroom.batch import WRITTEN_HERE
 from attn_ref.grade.classroom.discover import Submission
 from attn_ref.grade.classroom.gradebook import summary_lines, write_gradebook
+from attn_ref.grade.owned import private_folder, tighten
+from attn_ref.grade.results import Results, write_results
 
 MASKED = "fully masked rows give zeros"
 F32 = "float32 in, float32 out"
@@ -40,8 +43,7 @@ def _results(out: Path, key: str, scores: dict[str, float] | None, version: str,
         extra["attn_ref_version"] = grader
     tops = {"c3": 3.0, "q4": 2.0}
     tests = [{"name": f"{u}: x", "score": (scores or {}).get(u, 0.0), "max_score": top} for u, top in tops.items()]
-    (out / "results").mkdir(parents=True, exist_ok=True)
-    (out / "results" / f"{key}.json").write_text(json.dumps({"score": 0, "tests": tests, "extra_data": extra}))
+    write_results(private_folder(out / "results") / f"{key}.json", {"score": 0, "tests": tests, "extra_data": extra})
 
 
 def _class(tmp_path: Path) -> list[Submission]:
@@ -163,7 +165,7 @@ BAD_ROWS = {  # a row -> what its error must say
 def test_each_bad_row_is_named_with_what_is_wrong_and_the_good_rows_still_apply(tmp_path):
     out, subs = tmp_path / "graded", _class(tmp_path)
     good = "ada@uni.edu,q4_written,,,1,typed late,kim"
-    (out).mkdir()
+    private_folder(out)
     (out / FILE).write_text(HEADER + "\n".join(list(BAD_ROWS)[:12] + ["", good] + list(BAD_ROWS)[12:]) + "\n", encoding="utf-8")
     book = _grade(out, subs, "v1")
     found = {n.row.number: n for n in book.adjustments.not_applied}
@@ -177,7 +179,7 @@ def test_each_bad_row_is_named_with_what_is_wrong_and_the_good_rows_still_apply(
 
 def test_a_file_that_is_not_an_adjustments_sheet_applies_nothing_and_says_why(tmp_path):
     out, subs = tmp_path / "graded", _class(tmp_path)
-    out.mkdir()
+    private_folder(out)
     (out / FILE).write_text("sid,question,points\n123,c3,1\n", encoding="utf-8")
     (problem,) = _grade(out, subs, "v1").adjustments.not_applied
     assert problem.problem is Problem.FILE and "no column student, reason, who, score" in problem.message()
@@ -191,33 +193,130 @@ def test_adjustments_are_safe_in_a_spreadsheet_a_page_and_a_terminal(tmp_path):
     escapes and HTML in the cells: every CSV cell a spreadsheet would run is text, the page escapes, the
     console shows no control character."""
     out, subs = tmp_path / "graded", _class(tmp_path)
-    out.mkdir()
+    private_folder(out)
     (out / FILE).write_text(HEADER + "'=1+1,c3,,-1,,\"<img src=x onerror=alert(1)>\x1b[2J\",=cmd|' /C calc'!A0,@now\n"
                             "=1+1,q4,,+0.5,,second,kim\n", encoding="utf-8")
     book = _grade(out, subs, "v1")
     assert [(a.submission, a.question, a.after) for a in book.adjustments.applied] == [("s2", "c3", 2.0), ("s2", "q4", 0.5)]
     with open(out / "grades.csv", newline="", encoding="utf-8-sig") as f:
         cells = [c for row in csv.reader(f) for c in row]
-    assert "q4 0 → 0.5 (row 3, kim)" in next(c for c in cells if c.startswith("c3 3 → 2"))
-    assert "'=1+1" in cells and not any(c[:1] in "=+-@" and c[:1] and not _number(c) for c in cells)
+    assert "'=1+1" in cells and "c3 3 → 2 (row 2, =cmd|' /C calc'!A0); q4 0 → 0.5 (row 3, kim)" in cells
     page = (out / "report.html").read_text()
-    assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;" in page and "\x1b" not in page
+    assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;?[2J" in page
     assert "=cmd|&#x27; /C calc&#x27;!A0" in page  # shown as typed: a page runs no formula
-    assert not any("\x1b" in line for line in summary_lines(book))
-
-
-def _number(cell: str) -> bool:
-    try:
-        float(cell)
-    except ValueError:
-        return False
-    return True
+    # every file owner-only (the TA's adjustments.csv too, as a batch leaves it); no CSV cell a spreadsheet would run;
+    # no hidden character in a file the grader wrote (the TA's own file holds what they typed) or on the console
+    tighten(out, WRITTEN_HERE)
+    assert (out / FILE).stat().st_mode & 0o777 == 0o600
+    (out / FILE).unlink()
+    assert_in_custody(out, "\n".join(summary_lines(book)))
 
 
 @pytest.mark.parametrize("typed", ["ada@uni.edu", "ADA@UNI.EDU", "00123", "123"])
 def test_a_student_is_named_by_sid_or_email(tmp_path, typed):
     out, subs = tmp_path / "graded", _class(tmp_path)
-    out.mkdir()
+    private_folder(out)
     (out / FILE).write_text(HEADER + f"{typed},c3,,+1,,r,sam\n", encoding="utf-8")
     (applied,) = _grade(out, subs, "v1").adjustments.applied
     assert applied.submission == "s1" and (applied.before, applied.after) == (1.0, 2.0)
+
+
+# ---- end to end: a practice class graded, adjusted, regraded with a changed zip, imported -----------------
+
+def _changed_zip(original: Path, to: Path) -> str:
+    """A copy of the autograder whose q11 line q11_bytes_bf16 is renamed (so graded 0, and a row naming it has
+    no line to wait on) and whose version is new: every submission is regraded. Returns that version."""
+    import json
+    import zipfile
+
+    with zipfile.ZipFile(original) as source, zipfile.ZipFile(to, "w") as changed:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename == "checks.json":
+                checks = json.loads(data)
+                checks["version"] = "ab" * 32
+                (q11,) = [u for u in checks["units"] if u["name"] == "q11"]
+                (line,) = [a for a in q11["answers"] if a["name"] == "q11_bytes_bf16"]
+                line["name"] = "q11_bytes_bfloat16"
+                data = json.dumps(checks).encode()
+            changed.writestr(item, data)
+    return "ab" * 32
+
+
+def _grade_cli(folder: Path, autograder: Path, out: Path, roster: Path):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "attn_ref", "grade", str(folder), "--autograder", str(autograder), "--out",
+                           str(out), "--jobs", "2", "--cell-timeout", "20", "--call-timeout", "8", "--export", "canvas",
+                           "--canvas-roster", str(roster), "--canvas-assignment", "Practice 3.1 (222)"],
+                          capture_output=True, text=True, timeout=900)
+
+
+def test_a_class_regraded_with_a_changed_zip_keeps_its_adjustments_and_imports_them(release, tmp_path):
+    import nbformat
+    import yaml
+    from conftest import signed_in
+
+    import attn_ref
+
+    built, _ = release
+    export = tmp_path / "export"
+    solution = nbformat.read(str(built / "solutions/practice/practice.ipynb"), as_version=4)
+    blank = nbformat.read(str(built / "assignments/practice/practice.ipynb"), as_version=4)
+    people = {"submission_1": ("Ada Lovelace", "00123", "ada@uni.edu", signed_in(solution, "ada@uni.edu")),
+              "submission_2": ("Alan Turing", "A2", "alan@uni.edu", blank)}
+    metadata = {}
+    for key, (name, sid, email, nb) in people.items():
+        (export / key).mkdir(parents=True)
+        nbformat.write(nb, str(export / key / "practice.ipynb"))
+        metadata[key] = {":submitters": [{":name": name, ":sid": sid, ":email": email}]}
+    (export / "submission_metadata.yml").write_text(yaml.safe_dump(metadata), encoding="utf-8")
+    roster = tmp_path / "roster.csv"
+    roster.write_text("Student,ID,SIS User ID,SIS Login ID,Section,Practice 3.1 (222)\n    Points Possible,,,,,23\n"
+                      '"Lovelace, Ada",501,00123,ada@uni.edu,S1,\n"Turing, Alan",502,A2,alan@uni.edu,S1,\n', encoding="utf-8")
+    out, original = tmp_path / "graded", built / "autograder/practice-autograder.zip"
+
+    done = _grade_cli(export, original, out, roster)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "TA adjustments: " in done.stdout and (out / FILE).read_text(encoding="utf-8-sig") == HEADER  # there to fill
+    # the TA grants two regrade requests: a row each, and runs the class again (nothing is regraded)
+    (out / FILE).write_text(HEADER + "alan@uni.edu,q1,,+1,,regrade request 3: the step count is right,sam,2026-03-02\n"
+                            "00123,q11,q11_bytes_bf16,-1,,integrity case 7: copied,kim,2026-03-03\n", encoding="utf-8")
+    done = _grade_cli(export, original, out, roster)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "2 submissions: 0 graded" in done.stdout and f"{FILE}: 2 change(s) applied to 2 submission(s)" in done.stdout
+    assert _canvas_scores(out) == {"Lovelace, Ada": "22", "Turing, Alan": "1"}
+    rows = {r["name"]: r for r in _csv(out / "grades.csv")}
+    assert [(rows[n]["total"], rows[n]["adjusted total"]) for n in ("Ada Lovelace", "Alan Turing")] == [("23", "22"), ("0", "1")]
+    assert rows["Ada Lovelace"]["grader"] == f"attn-ref {attn_ref.__version__}"
+
+    # the zip changes: every submission is regraded, q1's change still applies, and the row whose line is gone is listed
+    version = _changed_zip(original, tmp_path / "practice-autograder.zip")
+    done = _grade_cli(export, tmp_path / "practice-autograder.zip", out, roster)
+    assert done.returncode == 4, done.stderr[-2000:]
+    assert "2 submissions: 2 graded" in done.stdout
+    assert f"warning: {FILE} row 3 (00123, q11 (line 'q11_bytes_bf16'): -1): q11 has no line 'q11_bytes_bf16'" in done.stdout
+    assert "mend or delete them and run again" in done.stderr and not (out / "canvas.csv").exists()
+    rows = {r["name"]: r for r in _csv(out / "grades.csv")}
+    assert [(rows[n]["total"], rows[n]["adjusted total"]) for n in ("Ada Lovelace", "Alan Turing")] == [("22", "22"), ("0", "1")]
+    assert rows["Alan Turing"]["autograder"] == version and "row 3 not applied" in rows["Ada Lovelace"]["adjustments"]
+    page = (out / "report.html").read_text()
+    assert "regrade request 3: the step count is right" in page and "integrity case 7: copied" in page.split("Not applied")[1]
+    assert f"attn-ref {attn_ref.__version__} with autograder {version} (2 submissions)" in page
+    results = Results.read(out / "results" / "submission_1.json")
+    assert (results.grader_version, results.autograder_version) == (attn_ref.__version__, version)
+
+    # the TA deletes the row (the new zip takes that point itself): the run imports again
+    (out / FILE).write_text(HEADER + "alan@uni.edu,q1,,+1,,regrade request 3: the step count is right,sam,2026-03-02\n",
+                            encoding="utf-8")
+    done = _grade_cli(export, tmp_path / "practice-autograder.zip", out, roster)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert _canvas_scores(out) == {"Lovelace, Ada": "22", "Turing, Alan": "1"} and (out / FILE).stat().st_mode & 0o077 == 0
+
+
+def _canvas_scores(out: Path) -> dict[str, str]:
+    with open(out / "canvas.csv", newline="", encoding="utf-8-sig") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Practice 3.1 (222)"]  # no second column
+    return {r[0]: r[5] for r in rows[2:]}

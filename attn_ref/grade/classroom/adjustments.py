@@ -187,8 +187,9 @@ def read_rows(path: Path) -> tuple[list[Row], list[NotApplied], list[str]]:
     header = [_text(name).casefold() for name in (records[0] if records else [])]
     missing = [c for c in (*REQUIRED, "points", "score") if c not in header]
     if records and missing:
-        return [], [NotApplied(None, Problem.FILE, f"no column {', '.join(missing)} in its first row (the columns: "
-                               f"{', '.join(COLUMNS)}); no row is applied")], []
+        semicolons = " (it is separated by ';': save it with commas)" if any(";" in name for name in header) else ""
+        return [], [NotApplied(None, Problem.FILE, f"no column {', '.join(missing)} in its first row{semicolons} (the "
+                               f"columns: {', '.join(COLUMNS)}); no row is applied")], []
     unknown = [name for name in header if name and name not in COLUMNS]
     notes = [f"{FILE}: column(s) {', '.join(map(repr, unknown))} are not read (its columns: {', '.join(COLUMNS)})"] if unknown else []
     rows, wrong = [], []

@@ -1,6 +1,8 @@
 """The gradebook of a class: grades.csv (a row per student), the written answers' pages and score sheet,
 the summary (printed and summary.png), a Canvas import file where asked, and the integrity report; all
 written from whatever results exist now (a partial run gives a partial gradebook), private to their owner.
+The TAs' adjustments (adjustments.csv, adjustments.py) are applied on every run, after the written scores:
+grades.csv keeps the automatic total beside the adjusted one, and canvas.csv imports the adjusted one.
 
 A group submission is one submission and several students: counts and means are per submission, and
 every student gets a row.

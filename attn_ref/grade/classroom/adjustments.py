@@ -53,10 +53,10 @@ class Problem(str, Enum):
     """Why a row is not applied: a value the console, report.html and the exit status read."""
 
     FILE = "file"  # adjustments.csv cannot be read at all (not UTF-8, a required column missing): no row applies
-    ROW = "row"  # the row itself is wrong: a number that is not one, both or neither of points and score, ...
-    NO_QUESTION = "no question"  # its question or line is not in this autograder (a typo, or a new zip has none)
-    NO_STUDENT = "no student"  # no student of this class has its SID or email, or several submissions do
-    OUT_OF_RANGE = "out of range"  # the question's score would leave 0 to its points (its automatic score moved?)
+    ROW = "mistyped"  # the row itself is wrong: a number that is not one, both or neither of points and score, ...
+    NO_QUESTION = "no such question or line"  # its question or line is not in this autograder (a typo, or a new zip has none)
+    NO_STUDENT = "no such student"  # no student of this class has its SID or email, or several submissions do
+    OUT_OF_RANGE = "past the question's points"  # the question's score would leave 0 to its points (its automatic score moved?)
     NO_GRADE = "no grade"  # its submission has no grade yet: applied once it has one
 
     @property
@@ -78,11 +78,13 @@ class Row:
     reason: str = ""
     who: str = ""
     when: str = ""
+    typed: tuple[str, str] = ("", "")  # the points and score cells as typed (shown where one is not a number)
 
     @property
     def change(self) -> str:
-        """What it asks, as the TA typed it: "+1" or "= 2"."""
-        return f"{self.points:+g}" if self.points is not None else f"= {self.score:g}" if self.score is not None else "?"
+        """What it asks, as the TA typed it: "+1", "= 2" (or both, or "?" for neither)."""
+        points, score = self.typed
+        return " and ".join(filter(None, (points, score and f"= {score}"))) or "?"
 
     @property
     def target(self) -> str:
@@ -160,7 +162,7 @@ def _row(number: int, cells: dict[str, str]) -> tuple[Row, str]:
     points, bad_points = _number(cells.get("points", ""), "points")
     score, bad_score = _number(cells.get("score", ""), "score")
     row = Row(number, *(cells.get(c, "") for c in ("student", "question", "line")), points, score,
-              *(cells.get(c, "") for c in ("reason", "who", "when")))
+              *(cells.get(c, "") for c in ("reason", "who", "when")), (cells.get("points", ""), cells.get("score", "")))
     missing = [c for c in REQUIRED if not cells.get(c)]
     if missing:
         return row, f"no {' and no '.join(missing)} (every change says whose, which question, why and who made it)"

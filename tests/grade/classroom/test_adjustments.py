@@ -118,7 +118,7 @@ def test_the_round_trip_adjustments_survive_a_changed_zip(tmp_path):
     assert not (out / "canvas.csv").exists()  # an import would drop the change a TA granted: no file, not a stale one
     rows = {r["name"]: r for r in _csv(out / "grades.csv")}
     assert (rows["Ada Lovelace"]["total"], rows["Ada Lovelace"]["adjusted total"]) == ("2", "2")
-    assert rows["Ada Lovelace"]["adjustments"] == "row 2 not applied: no question"
+    assert rows["Ada Lovelace"]["adjustments"] == "row 2 not applied: no such question or line"
     assert "Not applied" in (out / "report.html").read_text() and html.escape(repr(MASKED)) in (out / "report.html").read_text()
 
     # the TA points the row at the renamed line: applied again, on the new automatic score, and canvas.csv is back

@@ -176,22 +176,31 @@ def _row(number: int, cells: dict[str, str]) -> tuple[Row, str]:
     return row, ""
 
 
+def _records(path: Path) -> tuple[list[list[str]], str]:
+    """The file's records (none where it is missing), or why it cannot be read."""
+    if not path.exists():
+        return [], ""
+    try:
+        return list(csv.reader(io.StringIO(path.read_bytes().decode("utf-8-sig"), newline=""))), ""
+    except (OSError, UnicodeDecodeError, csv.Error) as err:
+        return [], f"cannot be read ({type(err).__name__}: {cap(str(err), 200)}); save it as CSV in UTF-8"
+
+
+def _header_problem(header: list[str]) -> str:
+    """Why the first row is not this file's header ("" when it is)."""
+    missing = [c for c in (*REQUIRED, "points", "score") if c not in header]
+    if not missing:
+        return ""
+    semicolons = " (it is separated by ';': save it with commas)" if any(";" in name for name in header) else ""
+    return f"no column {', '.join(missing)} in its first row{semicolons} (the columns: {', '.join(COLUMNS)}); no row is applied"
+
+
 def read_rows(path: Path) -> tuple[list[Row], list[NotApplied], list[str]]:
     """The file's rows (blank ones skipped), the rows wrong in themselves (or the whole file) and notes."""
-    if not path.exists():
-        return [], [], []
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-        records = list(csv.reader(io.StringIO(text, newline="")))
-    except (OSError, UnicodeDecodeError, csv.Error) as err:
-        return [], [NotApplied(None, Problem.FILE, f"cannot be read ({type(err).__name__}: {cap(str(err), 200)}); "
-                               "save it as CSV in UTF-8")], []
+    records, unreadable = _records(path)
     header = [_text(name).casefold() for name in (records[0] if records else [])]
-    missing = [c for c in (*REQUIRED, "points", "score") if c not in header]
-    if records and missing:
-        semicolons = " (it is separated by ';': save it with commas)" if any(";" in name for name in header) else ""
-        return [], [NotApplied(None, Problem.FILE, f"no column {', '.join(missing)} in its first row{semicolons} (the "
-                               f"columns: {', '.join(COLUMNS)}); no row is applied")], []
+    if why := unreadable or (records and _header_problem(header)):
+        return [], [NotApplied(None, Problem.FILE, why)], []
     unknown = [name for name in header if name and name not in COLUMNS]
     notes = [f"{FILE}: column(s) {', '.join(map(repr, unknown))} are not read (its columns: {', '.join(COLUMNS)})"] if unknown else []
     rows, wrong = [], []
@@ -394,25 +403,33 @@ def _table(header: Iterable[str], rows: list[list[str]]) -> str:
             + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows) + "</table>")
 
 
+def _applied_table(found: Adjustments, who: dict[str, str]) -> str:
+    e = html.escape
+    return _table(["row", "students", "question", "line", "automatic → adjusted", "change", "reason", "who", "when"],
+                  [[str(a.row.number), e(who.get(a.submission, a.submission)), e(a.question), e(a.row.line),
+                    f"{a.before:g} → <b>{a.after:g}</b>", e(a.row.change), e(a.row.reason), e(a.row.who), e(a.row.when)]
+                   for a in found.applied])
+
+
+def _not_applied_table(found: Adjustments) -> str:
+    e = html.escape
+    rows = []
+    for n in found.not_applied:
+        row = n.row or Row(0, "", "")  # the whole file: no row to show
+        rows.append([str(row.number or ""), e(row.says()) if n.row else "", e(n.why), e(row.reason), e(row.who)])
+    held = " canvas.csv is not written until each is mended or deleted." if found.holds_back_import else ""
+    return (f"<h3>Not applied</h3><p class='note'>Rows applied to no one, with why.{held}</p>"
+            + _table(["row", "what it says", "why not", "reason", "who"], rows))
+
+
 def section(book) -> str:
     """report.html's section: each change (who changed what and why) and each row not applied, with why."""
     found = book.adjustments
     if found is None or not (found.applied or found.not_applied):
         return ""
     who = {g.sub.key: ", ".join(p.name for p in g.sub.people) or g.sub.file_name for g in book.graded}
-    e = html.escape
-    parts = [f'<section id="adjustments"><h2>Adjustments by TAs ({len(found.applied)} applied, '
-             f"{len(found.not_applied)} not)</h2><p class='note'>From {FILE}, applied after grading on every run: "
-             "grades.csv keeps the automatic total and the adjusted one; canvas.csv holds the adjusted one.</p>"]
-    if found.applied:
-        parts.append(_table(["row", "students", "question", "line", "automatic → adjusted", "change", "reason", "who", "when"],
-                            [[str(a.row.number), e(who.get(a.submission, a.submission)), e(a.question), e(a.row.line),
-                              f"{a.before:g} → <b>{a.after:g}</b>", e(a.row.change), e(a.row.reason), e(a.row.who), e(a.row.when)]
-                             for a in found.applied]))
-    if found.not_applied:
-        held = " canvas.csv is not written until each is mended or deleted." if found.holds_back_import else ""
-        parts.append(f"<h3>Not applied</h3><p class='note'>Rows applied to no one, with why.{held}</p>")
-        parts.append(_table(["row", "what it says", "why not", "reason", "who"],
-                            [[str(n.row.number) if n.row else "", e(n.row.says()) if n.row else "", e(n.why),
-                              e(n.row.reason) if n.row else "", e(n.row.who) if n.row else ""] for n in found.not_applied]))
-    return "".join(parts) + "</section>"
+    return (f'<section id="adjustments"><h2>Adjustments by TAs ({len(found.applied)} applied, '
+            f"{len(found.not_applied)} not)</h2><p class='note'>From {FILE}, applied after grading on every run: "
+            "grades.csv keeps the automatic total and the adjusted one; canvas.csv holds the adjusted one.</p>"
+            + (_applied_table(found, who) if found.applied else "")
+            + (_not_applied_table(found) if found.not_applied else "") + "</section>")

@@ -36,6 +36,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import cached_property
 from pathlib import Path
 
 from ..checks_json import FunctionUnit, QuestionUnit
@@ -130,8 +131,19 @@ class Adjustments:
         return any(n.problem.holds_back_import for n in self.not_applied)
 
     def of(self, key: str) -> tuple[list[Applied], list[NotApplied]]:
-        """One submission's applied rows and the rows naming it that are not applied."""
-        return ([a for a in self.applied if a.submission == key], [n for n in self.not_applied if n.submission == key])
+        """One submission's applied rows and the rows naming it that are not applied (read once the rows are all
+        taken: grades.csv asks for each student's)."""
+        return self._by_submission.get(key, ([], []))
+
+    @cached_property
+    def _by_submission(self) -> dict[str, tuple[list[Applied], list[NotApplied]]]:
+        found: dict[str, tuple[list[Applied], list[NotApplied]]] = {}
+        for a in self.applied:
+            found.setdefault(a.submission, ([], []))[0].append(a)
+        for n in self.not_applied:
+            if n.submission:
+                found.setdefault(n.submission, ([], []))[1].append(n)
+        return found
 
 
 # ---- reading -------------------------------------------------------------------------------------------
@@ -224,27 +236,37 @@ def write_template(path: Path) -> None:
 
 # ---- resolving and applying ----------------------------------------------------------------------------
 
-def _same_sid(typed: str, sid: str) -> bool:
-    """A spreadsheet drops leading zeros: 00123 is 123."""
-    return bool(typed and sid) and (typed.lstrip("0") or "0") == (sid.lstrip("0") or "0")
+def _sid_key(sid: str) -> str:
+    """A SID as compared: a spreadsheet drops leading zeros (00123 is 123)."""
+    return sid.lstrip("0") or "0"
 
 
-def _same_email(typed: str, email: str) -> bool:
-    """Equal but for the case of ASCII letters (as canvas.py matches logins)."""
-    return bool(typed and email) and (typed == email or (typed.isascii() and email.isascii() and typed.lower() == email.lower()))
+def _email_key(email: str) -> str:
+    """An email as compared: the case of ASCII letters aside (as canvas.py matches logins)."""
+    return email.lower() if email.isascii() else email
 
 
-def _submissions_of(student: str, book) -> list:
-    """The graded submissions whose student has this SID or email, or whose shown name it is (a class with no
-    export). Compared as grades.csv shows them, whether the TA's spreadsheet kept its ' or not."""
-    typed = safe_cell(student)
-    found = []
-    for g in book.graded:
-        ids = [(safe_cell(p.sid), safe_cell(p.email)) for p in g.sub.people]
-        if (any(_same_sid(typed, sid) or _same_email(typed, email) for sid, email in ids)
-                or typed == safe_cell(g.sub.file_name)):
-            found.append(g)
-    return found
+class _Students:
+    """The class's submissions by their students' SIDs and emails, and by their shown names (a class with no
+    export), each as grades.csv shows it: a TA's cell compares equal whether their spreadsheet kept its ' or not."""
+
+    def __init__(self, book):
+        self.by_sid: dict[str, list] = {}
+        self.by_email: dict[str, list] = {}
+        self.by_name: dict[str, list] = {}
+        for g in book.graded:
+            for person in g.sub.people:
+                if sid := safe_cell(person.sid):
+                    self.by_sid.setdefault(_sid_key(sid), []).append(g)
+                if email := safe_cell(person.email):
+                    self.by_email.setdefault(_email_key(email), []).append(g)
+            self.by_name.setdefault(safe_cell(g.sub.file_name), []).append(g)
+
+    def find(self, student: str) -> list:
+        """The submissions a typed SID, email or submission names (each once, a group's too)."""
+        typed = safe_cell(student)
+        found = [*self.by_sid.get(_sid_key(typed), []), *self.by_email.get(_email_key(typed), []), *self.by_name.get(typed, [])]
+        return list({id(g): g for g in found}.values())
 
 
 def _plain(name: str) -> str:
@@ -311,7 +333,7 @@ class _Ledger:
     """The rows applied so far: each submission's current score per question, and what each row did."""
 
     def __init__(self, book):
-        self.book, self.result = book, Adjustments()
+        self.book, self.result, self.students = book, Adjustments(), _Students(book)
         self.current: dict[tuple[str, str], float] = {}
         self.seen: dict[tuple, int] = {}  # (submission, question, line, change) -> the row that made it first
 
@@ -320,7 +342,7 @@ class _Ledger:
 
     def take(self, row: Row) -> None:
         target, no_target = _target(row, self.book)
-        found = _submissions_of(row.student, self.book)
+        found = self.students.find(row.student)
         key = found[0].sub.key if len(found) == 1 else ""  # its submission, where it names one: grades.csv shows the row
         no_student = "" if key else _why_no_student(row.student, found)
         if target is None:

@@ -32,12 +32,15 @@ from .settings import Limits
 from .submission import files
 
 DEFAULT_OUT = "graded"
+UNAPPLIED_ADJUSTMENTS = 4  # a class graded, but a row of its adjustments.csv cannot be applied (no canvas.csv)
 
 
 def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("submission", help="a .ipynb or grader.export() zip; a folder of them; or a Gradescope export (zip or folder)")
     parser.add_argument("--autograder", required=True, help="autograder/<name>-autograder.zip (or its unpacked folder)")
-    parser.add_argument("--out", help=f"write OUT/results/<submission>.json and, for a class, the gradebook (default: {DEFAULT_OUT}/)")
+    parser.add_argument("--out", help=f"write OUT/results/<submission>.json and, for a class, the gradebook (default: {DEFAULT_OUT}/); "
+                        "a class's OUT/adjustments.csv (the TAs' changes) is applied on every run, and a row that cannot "
+                        "be applied exits 4, with no canvas.csv")
     parser.add_argument("--results", help="write one submission's results to exactly this file (Gradescope's mode: "
                         "a missing or unreadable submission still gets a score-0 results file, exit 0)")
     parser.add_argument("--submitters", help="Gradescope's submission_metadata.json for one submission: its submitters "
@@ -100,7 +103,7 @@ def _written_files(out: Path, canvas: bool) -> list[str]:
     """What the batch wrote, for the TA to open: only what exists (a lab has no written answers), and the
     Canvas files only when this run wrote them (an earlier run's may be there)."""
     names = [("gradebook", "grades.csv"), ("written answers", "written"), ("named mistakes", "mistakes.csv"),
-             ("integrity", "report.html")]
+             ("integrity", "report.html"), ("TA adjustments", "adjustments.csv")]
     if canvas:
         names += [("Canvas import", "canvas.csv"), ("students with no grade", "canvas-missing.csv"),
                   ("students not in the roster", "canvas-unmatched.csv")]
@@ -243,6 +246,10 @@ def _grade_class(request: GradeRequest) -> int:
     if report.kernel_start:
         say(f"kernels {report.kernel_start}")
     say(*summary_lines(report.book))
+    if report.book.adjustments is not None and report.book.adjustments.holds_back_import:
+        say(f"attn-ref grade: {out / 'adjustments.csv'} has rows that cannot be applied (the warnings above say which "
+            "and why): mend or delete them and run again", file=sys.stderr)
+        return UNAPPLIED_ADJUSTMENTS
     return 0
 
 

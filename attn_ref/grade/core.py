@@ -29,6 +29,7 @@ from .isolation.kernel import KernelStartError
 from .isolation.sandbox import Jail, SandboxError, SandboxPlan, resolve
 from .isolation.watchdog import TRIP_FILE, Job, Supervisor
 from .results import (
+    GRADER_VERSION,
     MAX_NOTES,
     TEXT,
     Outcome,
@@ -185,7 +186,7 @@ def record(results: Results, checks: Checks, plan: SandboxPlan) -> Results:
     extra.update(
         assignment=checks.assignment,
         autograder_version=checks.version,
-        attn_ref_version=attn_ref.__version__,
+        **{GRADER_VERSION: attn_ref.__version__},
         sandbox=plan.describe(),
         grader={"python": platform.python_version(), "numpy": np.__version__, "uid": os.geteuid(),
                 "kernel_python": plan.python},

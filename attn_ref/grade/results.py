@@ -24,6 +24,7 @@ from .owned import write_private
 CONTENT_HASH = "content_hash"  # a class's batch: its files' names and bytes (discover.content_hash); skips work done
 FILE_HASH = "file_hash"  # one notebook graded alone: its bytes (a folder: its path); whose results OUT/results/<stem>.json holds
 LEGACY_HASH = "submission_hash"  # what both were written as before they had names of their own: still read
+GRADER_VERSION = "attn_ref_version"  # extra_data: the attn_ref.__version__ that graded it, beside autograder_version
 
 
 def recorded_hash(extra: dict, key: str):
@@ -250,7 +251,14 @@ class Results:
 
     @property
     def autograder_version(self) -> str | None:
+        """The version of the autograder that graded it: the hash of what in its zip decides a score."""
         return self.extra.get("autograder_version")
+
+    @property
+    def grader_version(self) -> str | None:
+        """The attn-ref version that graded it (None: an older grader's results, which did not record it)."""
+        value = self.extra.get(GRADER_VERSION)
+        return value if isinstance(value, str) and value else None
 
     @property
     def variant(self):

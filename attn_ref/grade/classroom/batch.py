@@ -14,6 +14,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import attn_ref
+
 from .. import submission as submission_files
 from ..checks_json import Checks
 from ..core import make_job, prepare
@@ -21,14 +23,14 @@ from ..inkernel.wire import Status
 from ..isolation.sandbox import SandboxPlan
 from ..isolation.watchdog import Admission, Finished, Job, JobState, Runner, Supervisor
 from ..owned import open_private, private_folder, tighten
-from ..results import CONTENT_HASH, Outcome, Results, failed_results, write_results
+from ..results import CONTENT_HASH, GRADER_VERSION, Outcome, Results, failed_results, write_results
 from ..scoring.autograder import Autograder, AutograderError
 from ..settings import Limits
 from .discover import Submission, already_graded, content_hash, discover, skipped
 from .gradebook import Gradebook, write_gradebook
 
 # everything a batch writes under --out (each 0600, each folder 0700: owned.py); nothing else there is touched
-WRITTEN_HERE = ("results", "locks", "written", ".export", "grades.csv", "summary.png", "mistakes.csv", "mistakes.png",
+WRITTEN_HERE = ("results", "locks", "written", ".export", "grades.csv", "adjustments.csv", "summary.png", "mistakes.csv", "mistakes.png",
                 "report.html", "canvas.csv", "canvas-missing.csv", "canvas-unmatched.csv")
 TIMEOUT = Status.TIMEOUT.value  # the status of results that ran out of time (a cell, a call or the budget)
 
@@ -300,7 +302,7 @@ def close_cluster(client) -> None:
 def _failed(checks: Checks, plan: SandboxPlan, reason: str, fault: Outcome) -> Results:
     results = failed_results(checks, reason, fault)
     results.execution_time = 0.0
-    results.extra.update(autograder_version=checks.version, sandbox=plan.describe())
+    results.extra.update(autograder_version=checks.version, sandbox=plan.describe(), **{GRADER_VERSION: attn_ref.__version__})
     return results
 
 

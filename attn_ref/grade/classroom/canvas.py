@@ -18,6 +18,10 @@ A student whose submission has no grade (not graded yet, or the grader failed) k
 that an import never overwrites a real grade with a made-up 0; they are listed in canvas-missing.csv, with
 why, never marked inside canvas.csv (a marker there would break Canvas's import).
 
+The score is the submission's total with the TAs' adjustments (adjustments.py), in the assignment's one column:
+a second column (the automatic total beside it) would be a new assignment to Canvas; grades.csv keeps both.
+canvas.csv is not written while adjustments.csv has a row that cannot be applied (gradebook.py).
+
 The column filled is --canvas-assignment, else the roster's column named for the assignment (its title or
 name; Canvas writes "Title (id)"), else a new one named for it; the run says which (Gradebook.notes).
 
@@ -185,7 +189,7 @@ def _match_every_member(book, roster_rows: list[dict], refused: set[int], login_
             if not g.has_grade:  # its cell stays empty: Canvas keeps the grade it has
                 missing.append({**who, "roster row": row["Student"] if row else "", "reason": g.status})
             if len(found) != 1 or found[0] in refused:
-                unmatched.append({**who, "total": g.total,
+                unmatched.append({**who, "total": g.adjusted_total,
                                   "reason": _why_unmatched(person, [roster_rows[i] for i in found], bool(found) and found[0] in refused)})
             else:
                 claims.setdefault(found[0], []).append((g, person, who))
@@ -200,15 +204,15 @@ def _scores_of_claimed_rows(claims: dict[int, list[tuple]], roster_rows: list[di
         row_name = roster_rows[i]["Student"]
         if len({id(g) for g, _, _ in claimants}) > 1:  # two submissions name one student: neither score is hers for sure
             for g, _, who in claimants:
-                unmatched.append({**who, "total": g.total, "reason": f"{len(claimants)} submissions match the roster row "
+                unmatched.append({**who, "total": g.adjusted_total, "reason": f"{len(claimants)} submissions match the roster row "
                                   f"{row_name!r}: none of their scores is imported there"})
             continue
         g, first, _ = claimants[0]
         for _, _, who in claimants[1:]:  # two members of one group name one row: the row is the first's, and said so
-            unmatched.append({**who, "total": g.total, "reason": f"names the roster row {row_name!r}, as does "
+            unmatched.append({**who, "total": g.adjusted_total, "reason": f"names the roster row {row_name!r}, as does "
                               f"{first.name!r} of the same submission: its score goes there once"})
         if g.has_grade:
-            scores[i] = g.total
+            scores[i] = g.adjusted_total  # the TAs' adjustments (adjustments.csv) included
     return scores
 
 

@@ -1,6 +1,8 @@
 """The gradebook of a class: grades.csv (a row per student), the written answers' pages and score sheet,
 the summary (printed and summary.png), a Canvas import file where asked, and the integrity report; all
 written from whatever results exist now (a partial run gives a partial gradebook), private to their owner.
+The TAs' adjustments (adjustments.csv, adjustments.py) are applied on every run, after the written scores:
+grades.csv keeps the automatic total beside the adjusted one, and canvas.csv imports the adjusted one.
 
 A group submission is one submission and several students: counts and means are per submission, and
 every student gets a row.
@@ -23,6 +25,8 @@ from ..inkernel.text import plain_text
 from ..inkernel.wire import Status
 from ..owned import open_private, private_folder, write_private
 from ..results import CONTENT_HASH, Outcome, Results, max_points
+from . import adjustments as adjusting
+from . import provenance
 from .discover import Submission
 from .mistakes import write_mistakes
 from .spreadsheet import write_csv
@@ -39,6 +43,7 @@ class Graded:
     results: Results  # (results.json as a dict is read as Results)
     scores: dict[str, float]  # unit -> automatic score (none when it has no grade)
     written: dict[str, float | None] = field(default_factory=dict)  # written question -> the TA's score
+    adjustments: list = field(default_factory=list)  # adjustments.Applied: the TAs' changes, in the file's order
 
     def __post_init__(self):
         self.results = Results.load(self.results)
@@ -60,6 +65,14 @@ class Graded:
             return None
         return sum(self.scores.values()) + sum(v for v in self.written.values() if v is not None)
 
+    @property
+    def adjusted_total(self) -> float | None:
+        """The total with the TAs' adjustments (adjustments.csv): what canvas.csv imports; None without a grade."""
+        total = self.total
+        if total is None:
+            return None
+        return round(total + sum(a.after - a.before for a in self.adjustments), 6)
+
 
 @dataclass
 class Gradebook:
@@ -67,6 +80,7 @@ class Gradebook:
     graded: list[Graded]
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the run chose or left out, printed with the summary
+    adjustments: adjusting.Adjustments | None = None  # what the run made of adjustments.csv (None: not read)
 
     @property
     def with_grade(self) -> list[Graded]:
@@ -89,7 +103,9 @@ class Gradebook:
     def rows(self) -> list[dict]:
         """grades.csv: one row per student (a group's members share their submission's scores); scores are
         numbers, never text, so that the CSV writer tells them from student text (spreadsheet.py), and
-        None (an empty cell) in the automatic columns and total of a submission with no grade."""
+        None (an empty cell) in the automatic columns and totals of a submission with no grade. ``total`` is
+        the automatic total (with the written scores), ``adjusted total`` that with the TAs' adjustments
+        (``adjustments`` says which), and ``grader`` and ``autograder`` what graded it (provenance.py)."""
         rows = []
         for g in self.graded:
             for person in g.sub.members:
@@ -97,7 +113,10 @@ class Gradebook:
                 row.update({u: g.scores.get(u, 0.0) if g.has_grade else None for u in self.units})
                 row.update({u: g.written.get(u) for u in self.written_units})  # the TA's, graded or not
                 row["total"] = g.total
+                row["adjusted total"] = g.adjusted_total
                 row["status"] = g.status
+                row["adjustments"] = adjusting.cell(self.adjustments, g.sub.key)
+                row.update(provenance.cells(g.results))
                 rows.append(row)
         return rows
 
@@ -155,8 +174,9 @@ def write_gradebook(out: Path, subs: list[Submission], checks: Checks, canvas: d
         if checks.written:
             write_written_pages(out / "written", book)
             book.warnings += merge_written_scores(out / "written", book)
-        fields = ["name", "sid", "email", "submission", *book.units, *book.written_units, "total", "status"]
-        write_csv(out / "grades.csv", fields, book.rows)
+        adjusting.write_template(out / adjusting.FILE)
+        book.adjustments = adjusting.apply_adjustments(out / adjusting.FILE, book)  # after the written scores: they adjust those too
+        write_csv(out / "grades.csv", grades_fields(book), book.rows)
         _summary_png(out / "summary.png", book)
         if checks.functions:
             write_mistakes(out, book)
@@ -167,10 +187,26 @@ def write_gradebook(out: Path, subs: list[Submission], checks: Checks, canvas: d
         except Exception as err:  # noqa: BLE001 - grades.csv is written; the report is for reading
             book.warnings.append(f"report.html could not be written ({type(err).__name__}: {str(err)[:200]})")
         if canvas:
-            from .canvas import write_canvas
-
-            book.warnings += write_canvas(out, book, **canvas)
+            book.warnings += _canvas(out, book, canvas)
     return book
+
+
+def grades_fields(book: Gradebook) -> list[str]:
+    """grades.csv's header: Gradebook.rows's keys, in order."""
+    return ["name", "sid", "email", "submission", *book.units, *book.written_units, "total", "adjusted total", "status",
+            "adjustments", *provenance.FIELDS]
+
+
+def _canvas(out: Path, book: Gradebook, canvas: dict) -> list[str]:
+    """canvas.csv, unless adjustments.csv has rows that cannot be applied: an import then would publish grades
+    without a change a TA granted, so the files of an earlier run are removed too (adjustments.py)."""
+    if book.adjustments is not None and book.adjustments.holds_back_import:
+        for name in ("canvas.csv", "canvas-missing.csv", "canvas-unmatched.csv"):
+            (out / name).unlink(missing_ok=True)
+        return [f"canvas.csv not written: {adjusting.FILE} has rows that cannot be applied (above)"]
+    from .canvas import write_canvas
+
+    return write_canvas(out, book, **canvas)
 
 
 def _percent(book: Gradebook, unit: str) -> list[float]:
@@ -201,7 +237,9 @@ def summary_lines(book: Gradebook) -> list[str]:
     lines.append(f"{submissions - bad} submissions ok, {bad} not ok")
     for status, keys in sorted(problems.items()):
         lines.append(f"  {len(keys)} × {status}: {', '.join(keys[:5])}{' …' if len(keys) > 5 else ''}")
-    return [plain_text(line) for line in lines + book.notes + [f"warning: {w}" for w in book.warnings]]
+    notes, warnings = adjusting.summary(book.adjustments)
+    lines += provenance.summary(book.graded)
+    return [plain_text(line) for line in lines + book.notes + notes + [f"warning: {w}" for w in warnings + book.warnings]]
 
 
 def summary_figure(book: Gradebook):

@@ -4,6 +4,8 @@ Top to bottom, what decides most first (the page has no script; all student text
 
 * a summary: submissions and students, their statuses, the scores that differ from a Gradescope export
   with their questions (or that the export has no scores), the integrity flags, how many pairs look alike;
+* what graded the class (attn-ref's version, the autograder's) and the TAs' adjustments: who changed what
+  and why, and each row of adjustments.csv not applied, with why;
 * the lines the class failed (mistakes.py): each probe line's pass rate, the lowest first, with the known
   mistakes and the unexplained failures under it;
 * the most similar pairs across all questions: two submissions, the questions where they are over the
@@ -28,7 +30,7 @@ from ..checks_json import FunctionUnit, Unit
 from ..inkernel.text import plain_lines
 from ..inkernel.wire import Status
 from ..owned import write_private
-from . import mistakes
+from . import adjustments, mistakes, provenance
 from .similarity import THRESHOLD, similar_pairs, similarity_pool
 
 MAX_CODE = 20_000  # characters of a unit's code compared: far above any honest answer, and bounds the work
@@ -268,6 +270,12 @@ def _flags_section(book) -> str:
     return f'<section id="flags"><h2>Integrity flags ({len(flagged)})</h2>{table}{more}</section>'
 
 
+def _grading_record(book) -> str:
+    """What graded the class (attn-ref's version beside the zip's hash: provenance.py) and what the TAs changed
+    after (adjustments.csv: adjustments.py), under the summary."""
+    return provenance.report_line(book.graded) + adjustments.section(book)
+
+
 def write_report(path: Path, book, measured: list[Measured] | None = None) -> None:
     """report.html; ``measured``: the similarity, where already measured (``measure``)."""
     title = f"{book.checks.assignment}: integrity report ({len(book.graded)} submissions)"
@@ -275,7 +283,7 @@ def write_report(path: Path, book, measured: list[Measured] | None = None) -> No
     overview = _overview(measured)
     scores = _compare(book)
     lines = mistakes.line_counts(book)
-    body = (_summary(book, measured, overview, scores, mistakes.summary_line(lines))
+    body = (_summary(book, measured, overview, scores, mistakes.summary_line(lines)) + _grading_record(book)
             + (mistakes.section(lines) if book.checks.functions else "") + _pairs_section(book, overview)
             + _units_section(book, measured) + _gradescope_section(scores)
             + _flags_section(book))

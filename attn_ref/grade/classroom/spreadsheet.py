@@ -1,5 +1,7 @@
 """Every CSV this project writes (grades.csv, written/scores.csv, canvas.csv, canvas-unmatched.csv,
-canvas-missing.csv) is written here, so that it is safe to open in a spreadsheet.
+canvas-missing.csv, mistakes.csv, adjustments.csv's header) is written here, so that it is safe to open in a
+spreadsheet. What the TAs type back (scores.csv, adjustments.csv) is read through safe_cell too, so a cell
+compares equal whether their spreadsheet kept the ``'`` or not.
 
 Students choose their file names and, in a Gradescope export, their names, SIDs and emails. A cell that
 starts with ``=``, ``+``, ``-`` or ``@`` is a formula to Excel, LibreOffice and Google Sheets, and they skip

@@ -111,7 +111,7 @@ def _graded(key: str, total: float | None, *people: dict):
     from attn_ref.grade.classroom.discover import Submission
 
     sub = Submission(key, Path(f"{key}.ipynb"), students)
-    return SimpleNamespace(sub=sub, total=total, has_grade=total is not None, status="ok")
+    return SimpleNamespace(sub=sub, total=total, adjusted_total=total, has_grade=total is not None, status="ok")
 
 
 def _canvas(tmp_path: Path, graded: list, login_domain: str | None = None, roster_rows: list | None = None

@@ -304,7 +304,7 @@ def test_gradebook_rows_hold_scores_as_numbers(tmp_path):
 def test_a_file_name_that_is_a_formula_is_text_in_every_csv(hostile):
     base, _ = hostile
     graded = base / "graded-folder"
-    assert {p.name for p in graded.rglob("*.csv")} == {"grades.csv", "scores.csv", "canvas.csv", "canvas-unmatched.csv"}
+    assert {p.name for p in graded.rglob("*.csv")} == {"grades.csv", "scores.csv", "canvas.csv", "canvas-unmatched.csv", "adjustments.csv"}
     assert _formula_cells(graded) == {}
     (row,) = _csv(graded / "grades.csv")
     assert row["submission"] == "'" + LINK_FILE and float(row["total"]) == 23 and row["total"] == "23"  # a number

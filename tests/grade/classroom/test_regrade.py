@@ -131,7 +131,8 @@ def test_every_score_and_status(graded_class):
     assert not wrong, wrong
     header = list(read_csv(gradebook / "grades.csv")[0])
     written = [f"q{i}_written" for i in (1, 2, 3, 6, 7, 11)]
-    assert header == ["name", "sid", "email", "submission", *[f"q{i}" for i in range(1, 12)], *written, "total", "status"]
+    assert header == ["name", "sid", "email", "submission", *[f"q{i}" for i in range(1, 12)], *written, "total", "adjusted total",
+                      "status", "adjustments", "grader", "autograder"]
     assert report.not_submissions == ["empty_folder"]
     for name in expected:
         results = json.loads((gradebook / "results" / f"{name}.json").read_text())

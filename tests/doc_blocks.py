@@ -62,7 +62,7 @@ def _marker(body: str) -> tuple[str, str]:
 def blocks(page: Path) -> tuple[list[Block], list[str]]:
     """A page's blocks, and its errors: markers that stand above no block, unclosed fences."""
     lines = page.read_text(encoding="utf-8").splitlines()
-    name = str(page.relative_to(REPO))
+    name = str(page.relative_to(REPO)) if page.is_relative_to(REPO) else page.name
     found, errors, pending, i = [], [], None, 0
     while i < len(lines):
         marker, fence = MARKER.match(lines[i]), FENCE.match(lines[i])

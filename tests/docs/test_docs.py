@@ -55,6 +55,24 @@ def test_every_block_is_marked_and_every_marker_stands_above_a_block():
     assert not errors, "\n".join(errors)
 
 
+def test_the_markers_fail_a_page_that_drifts(tmp_path):
+    """What the page tests rest on: an unmarked block, a marker over nothing and a shown block without a reason
+    are errors; a run block that fails and a transcript that does not print what it shows fail their page."""
+    page = tmp_path / "drift.md"
+    page.write_text("```bash\nls\n```\n\n<!-- doc: run -->\nprose, not a block\n\n<!-- doc: shown: -->\n```bash\nls\n```\n"
+                    "\n<!-- doc: run -->\n```bash\nexit 3\n```\n\n<!-- doc: transcript -->\n```console\n$ echo one\ntwo\n```\n")
+    found, errors = blocks(page)
+    errors += [problem for block in found for problem in problems(block)]
+    assert len(errors) == 3, errors
+    assert any("no marker" in e for e in errors) and any("no block under it" in e for e in errors)
+    assert any("must say why" in e for e in errors)
+    failing, shown_wrong = found[2], found[3]
+    with pytest.raises(AssertionError, match="exited 3"):
+        _run_block(failing, tmp_path)
+    with pytest.raises(AssertionError, match="did not print"):
+        _run_block(shown_wrong, tmp_path)
+
+
 def test_every_excerpt_is_in_its_file():
     excerpts = [block for block in _all_blocks() if block.kind == "excerpt"]
     assert excerpts, "the guides show files of the course as excerpts"

@@ -3,8 +3,8 @@ only with a reason (tests/doc_blocks.py), every command a page names has the opt
 site builds with warnings as errors (broken links and anchors fail).
 
 The runnable blocks of a page run in order, in a folder laid out as a checkout after `make release`:
-`autograder/`, `assignments/` and `solutions/` (the session's release), `course/`, `tests/` and `locks/`
-(the repository's own), and what a TA is handed: `class/` (two lab notebooks, the solution and the blank),
+`autograder/`, `assignments/` and `solutions/` (the session's release), copies of `course/`, `tests/fixtures/`
+and `locks/`, and what a TA is handed: `class/` (two lab notebooks, the solution and the blank),
 `export/` (Gradescope's export of a practice class of two) and `canvas_gradebook.csv` (the course's Canvas
 gradebook export).
 """
@@ -150,8 +150,8 @@ def checkout(release, handed_to_a_ta, tmp_path) -> Path:
     root.mkdir()
     for name in ("autograder", "assignments", "solutions"):
         (root / name).symlink_to(out / name)
-    for name in ("course", "tests", "locks"):
-        (root / name).symlink_to(REPO / name)
+    for name in ("course", "tests/fixtures", "locks"):  # copies: a block that writes there leaves the repository alone
+        shutil.copytree(REPO / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("class", "export"):
         shutil.copytree(handed_to_a_ta / name, root / name)
     shutil.copy(handed_to_a_ta / "canvas_gradebook.csv", root)

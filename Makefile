@@ -9,7 +9,7 @@ STAMP  := autograder/.built
 STUDENT_ENV    ?= $(if $(filter 0,$(shell id -u)),/opt/attn-ref/student,.venv-student)
 STUDENT_PYTHON ?= $(if $(filter 0,$(shell id -u)),$(firstword $(wildcard /usr/bin/python3) $(PYTHON)),$(PYTHON))
 
-.PHONY: release test bench clean student-env sandbox-tools browser-tools lock
+.PHONY: release test docs bench clean student-env sandbox-tools browser-tools lock
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,10 @@ $(BIN)/python:
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e .
 	touch $@
+
+$(VENV)/.installed-docs: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[docs]'
+	touch $@ $(VENV)/.installed
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[test]'
@@ -41,7 +45,7 @@ lock: $(VENV)/.installed
 sandbox-tools:
 	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
 	  { apt-get install -y -qq bubblewrap >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; }; }; } || \
-	  echo "note: bubblewrap is not installed; kernels run without namespaces (README, Security)"
+	  echo "note: bubblewrap is not installed; kernels run without namespaces (docs/security.md)"
 
 # Headless Chromium renders report.html and a written page in tests/grade/classroom/test_browser.py; where it cannot be
 # installed (no apt, not root, offline) those tests are skipped, saying why.
@@ -67,10 +71,15 @@ TEST_WORKERS ?= 3
 test: $(VENV)/.installed-test student-env sandbox-tools browser-tools
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal
 
+# The README and the guides (docs/) as a site in site/; --strict (mkdocs.yml): a broken link or anchor fails.
+# The suite builds it too (tests/docs/test_docs.py), and runs or checks every block the pages show.
+docs: $(VENV)/.installed-docs
+	$(BIN)/mkdocs build --strict
+
 bench: $(VENV)/.installed student-env
 	$(BIN)/python benchmarks/reference.py
 	$(BIN)/python benchmarks/grade.py
 	$(BIN)/python benchmarks/regrade.py
 
 clean:
-	rm -rf $(VENV) .venv-student build *.egg-info $(STAMP)
+	rm -rf $(VENV) .venv-student build site *.egg-info $(STAMP)

@@ -23,7 +23,7 @@ GRADE_EXAMPLES = """examples:
   a class:          attn-ref grade submissions/ --autograder autograder/lab-autograder.zip --out graded/
   Gradescope's "Export Submissions" zip:
                     attn-ref grade export.zip --autograder autograder/lab-autograder.zip --out graded/
-  a class on a Dask cluster (TLS: see the README):
+  a class on a Dask cluster (TLS: docs/cluster.md, "Deploying with TLS"):
                     attn-ref grade submissions/ --autograder autograder/lab-autograder.zip --cluster tls://scheduler:8786
   on Gradescope (run_autograder does this):
                     attn-ref grade /autograder/submission --autograder /autograder/source --results /autograder/results/results.json

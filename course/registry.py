@@ -1,4 +1,4 @@
-"""The course's assignments: one line each (see README, "Writing an assignment")."""
+"""The course's assignments: one line each (see docs/instructors.md, "Writing an assignment")."""
 
 from attn_ref.release.course import Entry
 

@@ -2,7 +2,7 @@
 test_ta_as_user): the hostile notebooks, the modes' fixtures (local, gradescope, as_user; a plugin of conftest.py),
 and what every attack must leave: a sound result, no kernel process, no file in shared folders.
 
-Modes (README, "Security"):
+Modes (docs/security.md):
 * ``gradescope``: the zip's own setup.sh and run_autograder as root in a simulated /autograder, with
   namespaces where bubblewrap works and with them forced off (Gradescope's Docker blocks them);
 * ``local``: `grade()` in this process as root (a TA as root): fresh uids, namespaces;

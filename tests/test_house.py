@@ -150,7 +150,7 @@ def test_what_the_kernel_is_sent_is_every_module_the_harness_needs():
 
 
 TESTS = Path(__file__).resolve().parent
-TEST_ROOMS = {"reference", "portable", "release", "end_to_end"}  # beside tests/grade/<room>/, one per room of the grader
+TEST_ROOMS = {"reference", "portable", "release", "end_to_end", "docs"}  # beside tests/grade/<room>/, one per room of the grader; docs/: the README and the guides
 
 
 def test_the_tests_mirror_the_rooms():

@@ -6,7 +6,7 @@ call). From then on, for the rest of the submission and across restarts, nothing
 results: no exception message, no name of the student's own exception class, no shape, count or
 relative error measured from its outputs. A line says whether its probe passed, that a stand-in was in
 place, and at most the builtin exception type that ended the call. What remains is a few bits per
-submission, through which probes pass and fail (README, "What this does not stop").
+submission, through which probes pass and fail (docs/security.md, "What this does not stop").
 """
 
 from __future__ import annotations

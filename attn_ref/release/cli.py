@@ -204,7 +204,7 @@ def add_verbs(verb) -> None:
     build.add_argument("--runner", choices=["cpu", "gpu"], default="cpu", help="Gradescope runner the zip targets (default: cpu)")
     build.add_argument("--pdf", action="store_true", help="export a PDF with submissions (needs LaTeX on students' machines)")
     build.add_argument("--otter-zip", action="store_true",
-                       help="also write autograder/<name>-otter-autograder.zip, otter's own (fixed inputs, no sandbox: README)")
+                       help="also write autograder/<name>-otter-autograder.zip, otter's own (fixed inputs, no sandbox: docs/instructors.md)")
     build.add_argument("--no-check", action="store_true", help="skip `attn-ref check` (not for a release)")
     build.add_argument("--verbose", action="store_true", help="with an error, also its traceback")
     build.set_defaults(run=_build)

@@ -113,7 +113,7 @@ class Assignment:
 def _read(path: Path, required: bool = True) -> str:
     if not path.is_file():
         if required:
-            raise CourseError(f"{path}: missing (see README, 'Writing an assignment')")
+            raise CourseError(f"{path}: missing (see docs/instructors.md, 'Writing an assignment')")
         return ""
     return path.read_text().strip()
 
@@ -148,7 +148,7 @@ def _importable(folder: Path):
 
 def load_module(path: Path, name: str) -> ModuleType:
     if not path.is_file():
-        raise CourseError(f"{path}: missing (see README, 'Writing an assignment')")
+        raise CourseError(f"{path}: missing (see docs/instructors.md, 'Writing an assignment')")
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     try:

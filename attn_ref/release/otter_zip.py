@@ -3,7 +3,7 @@
 For instructors who want `otter run`, `otter grade` or otter's own Gradescope flow. Its hidden tests are
 plain otter test cases holding fixed inputs and the values the reference gave for them at build time:
 the zip carries no reference (with attn_ref in the zip, `import attn_ref` would score full). It keeps
-otter's model, and with it what otter does not stop (README, "otter's own zip"): tests run in the
+otter's model, and with it what otter does not stop (docs/instructors.md, "otter's own zip"): tests run in the
 student's process, no bans, no sandbox, the same inputs for everyone.
 
 Which hidden probes it keeps: those on the CPU whose verdict is a comparison with the reference (the

@@ -1,7 +1,7 @@
 """What a unit of an assignment is: a question (answer variables) or a task (a function, probed).
 
 A unit lives in a folder of its own (PrairieLearn's way): ``question.py`` or ``task.py`` declares it, and
-the files beside it hold the rest (see README, "Writing an assignment"). The loader (course.py) fills the
+the files beside it hold the rest (see docs/instructors.md, "Writing an assignment"). The loader (course.py) fills the
 fields marked "from a file". ``Answer`` and ``Probe`` are checks.json's own (attn_ref/grade/checks_json.py),
 so what an instructor writes is what the grader reads; the grader owns the code that runs them.
 """

@@ -134,10 +134,10 @@ def test_what_runs_in_the_kernel_imports_nothing_of_the_grader():
 
 
 def test_the_authoring_reference_names_every_generator_and_comparator():
-    """docs/authoring.md cannot fall behind the registries an instructor writes probes with."""
+    """The authoring reference (docs/instructors.md) cannot fall behind the registries an instructor writes probes with."""
     from attn_ref.grade.scoring.comparators import CHECKS
     from attn_ref.grade.scoring.inputs import GENERATORS
 
-    doc = (REPO / "docs" / "authoring.md").read_text()
+    doc = (REPO / "docs" / "instructors.md").read_text()
     missing = [name for name in (*CHECKS, *GENERATORS) if f"`{name}" not in doc and f"\"{name}\"" not in doc]
-    assert not missing, f"docs/authoring.md does not describe {missing}"
+    assert not missing, f"docs/instructors.md does not describe {missing}"

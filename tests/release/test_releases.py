@@ -229,8 +229,8 @@ def _tolerance_rows(markdown: str) -> dict[str, tuple[str, str]]:
 
 
 def test_the_lab_states_its_tolerances_briefly_up_front_and_in_full_at_the_end(release):
-    """The intro says it in two sentences; the last cell holds the details, with the README's table, which is
-    the grader's (scoring.TOLERANCES)."""
+    """The intro says it in two sentences; the last cell holds the details, with the table of the lab's contract
+    (docs/contract.md), which is the grader's (scoring.TOLERANCES)."""
     from attn_ref.grade.scoring.comparators import SCALAR_RTOL, TOLERANCES
 
     out, _ = release
@@ -242,7 +242,7 @@ def test_the_lab_states_its_tolerances_briefly_up_front_and_in_full_at_the_end(r
     last = nb.cells[-1]
     assert last.cell_type == "markdown" and last.source.startswith("## Tolerances and special probes, in detail")
     assert "Tolerances and special probes, in detail" in paragraph
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "docs" / "contract.md").read_text()
     assert _tolerance_rows(last.source) == _tolerance_rows(readme)
     for label, (dtype, device) in (("float64, CPU", ("float64", "cpu")), ("float32, CPU", ("float32", "cpu")),
                                    ("float32, CUDA (TF32 off)", ("float32", "cuda"))):

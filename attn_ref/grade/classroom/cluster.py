@@ -10,8 +10,9 @@ Dask moves pickles between the client, the scheduler and the workers: whoever ca
 run code on the workers. So a ``local:N`` cluster always speaks TLS with a throw-away certificate that
 lives only in this run's processes (a kernel that finds its ports in /proc/net/tcp cannot get a task
 run), and a scheduler without TLS is refused where kernels here would share this machine's network (no
-namespaces). A remote cluster's TLS is Dask's own configuration, checked in cluster_tls.py. A worker
-refuses to grade unless its kernels run as another uid (root) or in their own namespaces.
+namespaces). A remote cluster's TLS is Dask's own configuration (docs/cluster.md, "Deploying with TLS"),
+checked in cluster_tls.py. A worker refuses to grade unless its kernels run as another uid (root) or in their
+own namespaces.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def connect(address: str, kernels_share_network: bool):
     if kernels_share_network and not address.startswith("tls://"):
         raise ClusterError(f"--cluster {address}: refused: a scheduler without TLS runs whatever reaches it, and the "
                            "kernels here run without namespaces, so they share this machine's network and could reach "
-                           "it. Use tls:// with Dask's TLS settings (README, \"A class bigger than one machine\"), or "
+                           "it. Use tls:// with Dask's TLS settings (docs/cluster.md, \"Deploying with TLS\"), or "
                            "local:N")
     from .cluster_tls import connect_remote  # the client's TLS from Dask's configuration, checked
 

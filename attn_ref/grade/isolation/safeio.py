@@ -1,6 +1,6 @@
 """File operations on the trusted side that never follow a path the student's kernel could have planted.
 
-The rule (README, "Security"): the grader creates every folder the kernel may write, fresh, inside a
+The rule (docs/security.md): the grader creates every folder the kernel may write, fresh, inside a
 folder only the grader can write; it writes the kernel's inputs before handing a folder over; and it
 reads what the kernel wrote through a descriptor of that folder, without following links, without
 blocking (a FIFO), and only from a regular file owned by the kernel with one link (no hard link to a

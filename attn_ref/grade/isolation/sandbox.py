@@ -1,6 +1,6 @@
 """Where, as whom and in what the student's kernel runs: resolved once per run, from run-time probes.
 
-Two independent layers (README, "Security"):
+Two independent layers (docs/security.md):
 
 * **A fresh uid per submission** where the grader is root (Gradescope, a TA as root): a number with no
   passwd entry, claimed with a lock and never reused while anything of it lives; umask 077; rlimits;
@@ -134,7 +134,7 @@ def _probe_python(python: str, uid: int | None) -> tuple[str, str]:
                               f"it in {STUDENT_ENV_ROOT} as root)" if uid is not None else "")) from None
     if not clean:
         raise SandboxError(f"{python} can import attn_ref, the grader's reference: grade with a student environment "
-                           "(make release creates one; see README), not the grader's own")
+                           "(make release creates one; see docs/security.md), not the grader's own")
     if not has_kernel:
         raise SandboxError(f"{python} has no ipykernel: it is not a student environment (make release creates one)")
     return prefix, base

@@ -4,7 +4,7 @@ Pure functions of data; no student code, no torch. Messages say what to fix and 
 value: numbers wrong by a factor get a direction and a power of ten, arrays a relative error against the
 tolerance, forms the type rules' own words.
 
-The tolerance model (README, "How grading works"): an output passes when every entry satisfies
+The tolerance model (docs/contract.md, "The tolerance model"): an output passes when every entry satisfies
 |out − ref| ≤ rtol·|ref| + atol·max|ref|, per tensor, with (rtol, atol) by the probe's dtype and device
 (TOLERANCES). Float64 probes are loose enough for float32 rounding of scalar constants and of whole
 computations; keeping float64's precision is a separate, named probe ("float64 precision kept") whose

@@ -15,7 +15,7 @@ TASK = Task(
               options={"hints": {"matches_reference": "may query i attend to key i itself, and to no key after it?"}}),
         Probe("T = 1", 2, (("T", value(1)),)),
         Probe("T = 70, bool dtype", 3, (("T", value(70)),), checks=("bool_dtype", "matches_reference")),
-        # What a meta tensor reports is the kernel's word: one point (README, "The kernel's word").
+        # What a meta tensor reports is the kernel's word: one point (docs/security.md, "The kernel's word").
         Probe("created on the requested device (meta)", 1, (("T", value(4)), DEVICE), **META),
     ),
 )

@@ -148,7 +148,7 @@ def _say(fd: int, reply: Reply) -> None:
 
 def serve(autograder: str, require_isolation: bool) -> int:
     """Grade each request read from standard input until it closes; returns the exit code."""
-    from ..core import make_job, prepare
+    from ..core import make_job, prepare, warm_up
     from ..isolation.cleanup import die_with_parent, make_undumpable
     from ..isolation.sandbox import resolve
     from ..isolation.watchdog import Supervisor
@@ -166,6 +166,7 @@ def serve(autograder: str, require_isolation: bool) -> int:
                                                 "root, and no working user namespaces for bubblewrap)"))
         return REFUSED
     loaded, plan = prepare(autograder, plan)
+    warm_up()  # before the supervisor forks a grading process per submission
     supervisor = Supervisor(plan, image=True)
     try:
         supervisor.start_image()  # now, while the worker waits for this line, not during the first submission

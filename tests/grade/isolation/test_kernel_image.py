@@ -113,8 +113,13 @@ def test_a_grader_that_is_pid_1_of_its_container_still_starts_kernels_from_the_i
 
 
 @ROOT_ONLY
-@pytest.mark.parametrize("namespaces", ["auto", "off"])
-def test_a_kernel_from_the_image_reaches_neither_it_nor_the_kernels_after_it(release, tmp_path, namespaces):
+@pytest.mark.parametrize("namespaces, cluster", [("auto", None), ("off", None),
+                                                 pytest.param("auto", "local:1", marks=pytest.mark.slow),
+                                                 pytest.param("off", "local:1", marks=pytest.mark.slow)])
+def test_a_kernel_from_the_image_reaches_neither_it_nor_the_kernels_after_it(release, tmp_path, namespaces, cluster,
+                                                                             monkeypatch):
+    """Through --jobs and through a cluster worker's grader (one worker: the classmates' kernels come from the
+    image the hostile kernel's came from)."""
     folder = tmp_path / "class"
     folder.mkdir()
     folder.chmod(0o755)
@@ -122,8 +127,10 @@ def test_a_kernel_from_the_image_reaches_neither_it_nor_the_kernels_after_it(rel
     nbformat.write(hostile, str(folder / "a_hostile.ipynb"))
     for name in ("b_honest", "c_honest"):  # graded after it (one at a time), from the same image
         nbformat.write(notebook(release, "lab", "solution"), str(folder / f"{name}.ipynb"))
-    report = grade_batch(folder, release[0] / "autograder/lab-autograder.zip", tmp_path / "graded", jobs=1,
-                         plan=resolve(namespaces=namespaces), progress=False, **FAST)
+    monkeypatch.setenv("ATTN_REF_NAMESPACES", namespaces)  # a worker's grader resolves its own plan
+    runner = dict(cluster=cluster) if cluster else dict(jobs=1, plan=resolve(namespaces=namespaces))
+    report = grade_batch(folder, release[0] / "autograder/lab-autograder.zip", tmp_path / "graded", progress=False,
+                         **runner, **FAST)
     assert IMAGE_USED in report.kernel_start
     results = {p.stem: json.loads(p.read_text()) for p in (tmp_path / "graded/results").glob("*.json")}
     assert {name: r["score"] for name, r in results.items()} == {"a_hostile": 0, "b_honest": 80, "c_honest": 80}, \

@@ -173,18 +173,27 @@ grade_on_worker(Path({str(zip_path)!r}).read_bytes(), "hangs.ipynb", Path({str(t
 """
     parent = subprocess.Popen([sys.executable, "-c", worker], stdout=subprocess.PIPE, text=True)
     parent.stdout.readline()
-    deadline, tree = time.monotonic() + 180, []
-    while time.monotonic() < deadline and not any(_uid(p) for p in tree):
+    deadline, tree = time.monotonic() + 600, []  # the image imports torch first: slow on a loaded machine
+    while time.monotonic() < deadline and not (len(tree) >= 5 and any(_uid(p) for p in tree)):
         time.sleep(0.5)  # until the kernel runs (its own uid: a child of the image, so of the grader)
-        graders = [p for p in psutil.Process(parent.pid).children() if "worker_service" in " ".join(p.cmdline())]
+        graders = [p for p in psutil.Process(parent.pid).children() if "worker_service" in _cmdline(p)]
         tree = [graders[0], *graders[0].children(recursive=True)] if graders else []
-    time.sleep(3)  # the kernel is now in its sleep
+    time.sleep(5)  # the kernel is now in its sleep
     tree = [tree[0], *tree[0].children(recursive=True)]
     assert len(tree) >= 4  # the grader, its image, the grading process, the launcher, the kernel
     parent.kill()
     parent.wait()
     gone, alive = psutil.wait_procs(tree, timeout=60)
     assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE], "the grader or its kernel outlived the worker"
+
+
+def _cmdline(process) -> str:
+    import psutil
+
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:
+        return ""
 
 
 def _uid(process) -> int:

@@ -129,7 +129,11 @@ class Reply:
 # ---- the service (in its own process) ----------------------------------------------------------------------
 
 def _terminated(signum, frame):
-    raise KeyboardInterrupt  # the Supervisor's loop ends its gradings, their kernels and the image on the way out
+    """The first SIGTERM ends the loop: the Supervisor ends its gradings, their kernels and the image on the way
+    out. A second one (the worker's death can deliver more than one) must not cut that cleanup short and leave a
+    kernel running: it is ignored from now on (the worker kills a grader that does not end in time)."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise KeyboardInterrupt
 
 
 def _replies() -> int:

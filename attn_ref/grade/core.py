@@ -174,7 +174,7 @@ def make_job(key: str, submission_path, autograder: Autograder, plan: SandboxPla
 def warm_up() -> None:
     """Import, in the process that forks the grading processes, what each of them would otherwise import on first
     use, so that every fork shares it: the reference's array namespace (array_api_compat copies numpy's namespace,
-    which imports numpy.f2py, numpy.testing and unittest: about 0.4 CPU-seconds) and ipykernel's kernelspec,
+    which imports numpy.f2py, numpy.testing and unittest: about 0.08 CPU-seconds) and ipykernel's kernelspec,
     which jupyter_client loads to find the `python3` kernel. Nothing of a submission is involved."""
     from ipykernel import kernelspec  # noqa: F401
 

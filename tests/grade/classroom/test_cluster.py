@@ -52,7 +52,7 @@ def test_a_worker_killed_mid_run_loses_nothing(small_class, tmp_path):
 
     folder, zip_path = small_class
     out = tmp_path / "graded"
-    killed = []
+    killed, seen_workers = [], set()
 
     def kill_a_worker():
         deadline = time.monotonic() + 300
@@ -68,6 +68,7 @@ def test_a_worker_killed_mid_run_loses_nothing(small_class, tmp_path):
                     continue
                 if "spawn_main" in line and "attn_ref" not in line:
                     workers.append(p)
+            seen_workers.update(p.pid for p in workers)
             if workers:
                 os.kill(workers[-1].pid, signal.SIGKILL)
                 killed.append(workers[-1].pid)
@@ -82,18 +83,25 @@ def test_a_worker_killed_mid_run_loses_nothing(small_class, tmp_path):
     assert [r for r in rows if r[0].startswith("right")] == [(f"right_{i}", "23", "ok") for i in range(3)]
     # the killed worker's grader ended with it (and ended its kernel) instead of grading on for nobody
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and _worker_graders():
+    while time.monotonic() < deadline and _worker_graders(seen_workers):
         time.sleep(0.5)
-    assert not _worker_graders()
+    assert not _worker_graders(seen_workers)
 
 
-def _worker_graders():
+def _worker_graders(workers: set[int]) -> list[int]:
+    """The graders (and their grading processes) that these worker processes started: their environment names
+    the worker (PARENT_ENV). Other graders on a shared machine are not this test's."""
     import psutil
+
+    from attn_ref.grade.classroom.worker_service import PARENT_ENV
 
     found = []
     for p in psutil.process_iter(["cmdline"]):
-        if "--require-isolation" in (p.info["cmdline"] or []):
-            found.append(p.pid)
+        try:
+            if "--require-isolation" in (p.info["cmdline"] or []) and int(p.environ().get(PARENT_ENV, 0)) in workers:
+                found.append(p.pid)
+        except (psutil.Error, ValueError):
+            pass
     return found
 
 
@@ -208,16 +216,29 @@ def _uid(process) -> int:
 @pytest.mark.slow
 def test_a_local_cluster_grades_a_lab_class_as_jobs_does_from_one_kernel_image_per_worker(release, tmp_path):
     """Every verdict (score, status, cell errors, every line of every test) of --cluster local:2 is --jobs 2's."""
-    from test_kernel_image import IMAGE_USED, lab_class, verdicts
+    import psutil
+    from imaged_class import IMAGE_USED, lab_class, verdicts
 
     folder = lab_class(release, tmp_path / "class", 2)
     zip_path = release[0] / "autograder/lab-autograder.zip"
     jobs = grade_batch(folder, zip_path, tmp_path / "jobs", jobs=2, progress=False, **LIMITS)
-    clustered = grade_batch(folder, zip_path, tmp_path / "cluster", cluster="local:2", progress=False, **LIMITS)
+    workers, done = set(), threading.Event()
+
+    def watch():  # this run's worker processes (the nannies' children), to find their graders afterwards
+        while not done.wait(0.5):
+            workers.update(p.pid for p in psutil.Process().children(recursive=True) if "spawn_main" in _cmdline(p))
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        clustered = grade_batch(folder, zip_path, tmp_path / "cluster", cluster="local:2", progress=False, **LIMITS)
+    finally:
+        done.set()
+        watcher.join()
     assert IMAGE_USED in jobs.kernel_start and IMAGE_USED in clustered.kernel_start, clustered.kernel_start
     assert verdicts(tmp_path / "cluster") == verdicts(tmp_path / "jobs")
     assert _rows(tmp_path / "cluster/grades.csv") == _rows(tmp_path / "jobs/grades.csv")
-    assert not _worker_graders()  # the run's end closed the workers' graders
+    assert workers and not _worker_graders(workers)  # the run's end closed the workers' graders
 
 
 @pytest.mark.slow

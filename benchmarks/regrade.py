@@ -1,10 +1,14 @@
-"""Regrading a class: `attn-ref grade DIR --jobs 2` (kernels from one kernel image, and
-with `--kernel-image off` every kernel started afresh) and `--cluster local:2` beside a loop of `otter run`.
+"""Regrading a class: `attn-ref grade DIR --jobs 2` (kernels from one kernel image; with `--fresh`, also
+`--kernel-image off`, every kernel started afresh) and `--cluster local:2` (a grader and a kernel image per
+worker) beside a loop of `otter run`.
 
-Run: .venv/bin/python benchmarks/regrade.py [--n 20] [--jobs 2]. Builds the lab release in a temporary folder, writes
-N lab submissions that otter can finish (correct, partly wrong, blank: no infinite loops, since otter has
-no timeout), grades them both ways in one run and prints both times and the ratio. Asserts nothing.
-The otter side uses a plain otter zip of the same questions (the master with otter's own `generate` on).
+Run: .venv/bin/python benchmarks/regrade.py [--n 20] [--jobs 2] [--fresh] [--no-cluster]. Builds the lab release in a
+temporary folder, writes N lab submissions that otter can finish (correct, partly wrong, blank: no infinite loops,
+since otter has no timeout), grades them every way in one run and prints, for each, the wall time, the CPU
+seconds of every process (cpu_stages.py: the tree sampled every 20 ms; the otter loop: getrusage of its reaped
+children), both per submission, and the ratio to the otter loop; then where the CPU of each attn-ref run went,
+per stage and per submission. Asserts nothing. The otter side uses a plain otter zip of the same questions (the
+master with otter's own `generate` on).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from course_units import COURSE, N_SETS, bug_set  # noqa: E402
+from cpu_stages import STAGES, Sampled, run_sampled  # noqa: E402
 from grade import plain_otter_zip  # noqa: E402
 
 from attn_ref.release.build import build  # noqa: E402
@@ -60,52 +65,62 @@ def grades(path: Path) -> list[tuple[str, str, str]]:
         return sorted((row["name"], row["total"], row["status"]) for row in csv.DictReader(f))
 
 
+def breakdown(label: str, run: Sampled, n: int) -> None:
+    print(f"{label}: CPU seconds per submission, by stage (total {run.total / n:.2f}; wall {run.wall / n:.2f} s)")
+    for stage in STAGES:
+        if run.stages.get(stage):
+            print(f"  {stage:30} {run.stages[stage] / n:6.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=20)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--fresh", action="store_true", help="also --jobs JOBS with --kernel-image off")
     parser.add_argument("--no-cluster", action="store_true", help="skip the --cluster local:JOBS row")
     args = parser.parse_args()
+    n = args.n
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         built = build(tmp / "release", COURSE, only="lab")[0]
         (tmp / "class").mkdir()
-        paths = submissions(built.solution, built.student, tmp / "class", args.n)
+        paths = submissions(built.solution, built.student, tmp / "class", n)
         otter_zip = plain_otter_zip(tmp)
         grade = [str(BIN / "attn-ref"), "grade", str(tmp / "class"), "--autograder", str(built.autograder)]
-        rows = []
-
-        start = time.perf_counter()
-        subprocess.run([*grade, "--out", str(tmp / "jobs"), "--jobs", str(args.jobs)], check=True, capture_output=True)
-        rows.append((f"attn-ref grade --jobs {args.jobs}", time.perf_counter() - start))
-
-        start = time.perf_counter()  # every kernel started afresh (before the kernel image)
-        subprocess.run([*grade, "--out", str(tmp / "fresh"), "--jobs", str(args.jobs), "--kernel-image", "off"], check=True,
-                       capture_output=True)
-        rows.append(("  the same, --kernel-image off", time.perf_counter() - start))
-        same_fresh = grades(tmp / "jobs/grades.csv") == grades(tmp / "fresh/grades.csv")
-
+        runs = {f"attn-ref grade --jobs {args.jobs}": (grade + ["--out", str(tmp / "jobs"), "--jobs", str(args.jobs)], "jobs")}
+        if args.fresh:  # every kernel started afresh (before the kernel image)
+            runs["  the same, --kernel-image off"] = (grade + ["--out", str(tmp / "fresh"), "--jobs", str(args.jobs),
+                                                              "--kernel-image", "off"], "fresh")
         if not args.no_cluster:
-            start = time.perf_counter()
-            subprocess.run([*grade, "--out", str(tmp / "cluster"), "--cluster", f"local:{args.jobs}"], check=True,
-                           capture_output=True)
-            rows.append((f"attn-ref grade --cluster local:{args.jobs}", time.perf_counter() - start))
-            same = grades(tmp / "jobs/grades.csv") == grades(tmp / "cluster/grades.csv")
+            runs[f"attn-ref grade --cluster local:{args.jobs}"] = (grade + ["--out", str(tmp / "cluster"), "--cluster",
+                                                                            f"local:{args.jobs}"], "cluster")
+        sampled = {}
+        for label, (cmd, _) in runs.items():
+            sampled[label] = run_sampled(cmd)
+            assert sampled[label].returncode == 0, f"{label} failed"
+        same = {label: grades(tmp / out / "grades.csv") == grades(tmp / "jobs/grades.csv") for label, (_, out) in runs.items()}
 
+        before = os.times()
         start = time.perf_counter()
         for path in paths:
             out = tmp / "otter" / path.stem
             out.mkdir(parents=True)
             subprocess.run([str(BIN / "otter"), "run", "-a", str(otter_zip), "-o", str(out), str(path)], capture_output=True)
         otter = time.perf_counter() - start
-    print(f"{args.n} lab submissions (right, blank and {N_SETS} kinds of bugs); {len(os.sched_getaffinity(0))} cores; "
-          "one run of each, wall time")
-    for label, seconds in rows:
-        print(f"{label:34} {seconds:7.1f} s  {seconds / args.n:5.2f} s per submission  {otter / seconds:5.2f}x the otter loop")
-    print(f"{'otter run, one by one':34} {otter:7.1f} s  {otter / args.n:5.2f} s per submission")
-    print(f"grades.csv with and without the kernel image identical: {same_fresh}")
-    if not args.no_cluster:
-        print(f"grades.csv of --jobs and --cluster identical: {same}")
+        after = os.times()
+        otter_cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    print(f"{n} lab submissions (right, blank and {N_SETS} kinds of bugs); {len(os.sched_getaffinity(0))} cores "
+          f"(load average now {os.getloadavg()[0]:.1f}); one run of each")
+    print(f"{'':38} {'wall s':>7} {'s/sub':>6} {'CPU s/sub':>9} {'x otter (wall)':>14} {'x otter (CPU)':>13}")
+    for label, run in sampled.items():
+        print(f"{label:38} {run.wall:7.1f} {run.wall / n:6.2f} {run.total / n:9.2f} {otter / run.wall:14.2f} "
+              f"{otter_cpu / run.total:13.2f}")
+    print(f"{'otter run, one by one':38} {otter:7.1f} {otter / n:6.2f} {otter_cpu / n:9.2f}")
+    for label, run in sampled.items():
+        print(f"grades.csv of {label.strip()} identical to --jobs {args.jobs}: {same[label]}")
+    print()
+    for label, run in sampled.items():
+        breakdown(label.strip(), run, n)
 
 
 if __name__ == "__main__":

@@ -15,14 +15,14 @@ from pathlib import Path
 from . import settings
 from .classroom.batch import BatchOptions, check_assignment, plan_batch, run_batch
 from .classroom.canvas import RosterError, read_roster
-from .classroom.cluster import PARENT_ENV, REFUSED
 from .classroom.cluster_tls import check_address
 from .classroom.discover import Submission, has_notebook, is_batch
 from .classroom.gradebook import summary_lines
+from .classroom.worker_service import REFUSED
 from .core import grade
 from .inkernel.errors import GraderError
 from .inkernel.text import plain_text
-from .isolation.cleanup import die_with_parent, make_undumpable
+from .isolation.cleanup import make_undumpable
 from .isolation.sandbox import SandboxPlan, resolve
 from .owned import private_folder
 from .results import FILE_HASH, Results, results_name, write_results
@@ -155,8 +155,6 @@ def run_grade(args) -> int:
 
 def _guard_this_process() -> None:
     signal.signal(signal.SIGTERM, _terminated)
-    if os.environ.get(PARENT_ENV, "").isdigit():  # graded for a Dask worker: ends with it
-        die_with_parent(int(os.environ[PARENT_ENV]))
     if os.geteuid() != 0:
         make_undumpable()  # a kernel running as this user cannot read this process's environment or memory
 

@@ -172,6 +172,18 @@ def make_job(key: str, submission_path, autograder: Autograder, plan: SandboxPla
     return Job(key, run, failed, limits.budget, Path(submission_path), limits, submitters)
 
 
+def warm_up() -> None:
+    """Import, in the process that forks the grading processes, what each of them would otherwise import on first
+    use, so that every fork shares it: the reference's array namespace (array_api_compat copies numpy's namespace,
+    which imports numpy.f2py, numpy.testing and unittest: about 0.08 CPU-seconds) and ipykernel's kernelspec,
+    which jupyter_client loads to find the `python3` kernel. Nothing of a submission is involved."""
+    from ipykernel import kernelspec  # noqa: F401
+
+    from .._arrays import namespace
+
+    namespace(np.zeros(1))
+
+
 def prepare(autograder, plan: SandboxPlan | None) -> tuple[Autograder, SandboxPlan]:
     """The autograder, validated, and the sandbox plan of this run (resolved once; GPU runners adjust it)."""
     if not isinstance(autograder, Autograder):

@@ -141,7 +141,7 @@ def test_a_kernel_reaches_neither_classmates_nor_the_cluster_on_a_local_cluster_
     mark = tmp_path / "a-task-ran-here"  # tmp_path is root's (0700): only a task run by a worker can write it
     reach = appended(notebook(release, "lab", "blank"), attack("reach_cluster", MARK=str(mark), SECONDS="15",
                                                                 GRADER_SITE=sysconfig.get_paths()["purelib"]))
-    tas_kernel = TasOwnKernel(solution_functions(release))  # kernels here start afresh (launch.py), not from an image
+    tas_kernel = TasOwnKernel(solution_functions(release))  # kernels here start from each worker's kernel image
     home = Path(tempfile.mkdtemp(prefix="attn-ref-ta-home-", dir="/var/tmp"))
     home.chmod(0o755)  # only the grader's modes keep --out from the kernels
     try:

@@ -132,15 +132,18 @@ def test_a_ta_regrade_of_an_export_grades_each_students_variant_the_same_twice(r
 
 def test_a_cluster_worker_grades_against_the_submitters_it_is_sent(release, tmp_path):
     """What a Dask worker runs for a submission of an export: the zip's grader, with the export's submitters."""
-    from attn_ref.grade.classroom.cluster import grade_on_worker
+    from attn_ref.grade.classroom.cluster import GRADERS, grade_on_worker
     from attn_ref.grade.settings import Limits
 
     out, _ = release
     notebook = _as(release, ANA, tmp_path, "ana")
     zip_bytes = (out / "autograder/practice-autograder.zip").read_bytes()
-    theirs = grade_on_worker(zip_bytes, "practice.ipynb", notebook.read_bytes(), Limits.of(), ({"email": BEN, "sid": "2"},))
+    try:  # the same grader (kept between tasks) grades both
+        theirs, _ = grade_on_worker(zip_bytes, "practice.ipynb", notebook.read_bytes(), Limits.of(), ({"email": BEN, "sid": "2"},))
+        own, _ = grade_on_worker(zip_bytes, "practice.ipynb", notebook.read_bytes(), Limits.of(), ({"email": ANA, "sid": "1"},))
+    finally:
+        GRADERS.close()
     assert theirs["extra_data"]["variant"]["graded_as"] == BEN and theirs["score"] < 23
-    own = grade_on_worker(zip_bytes, "practice.ipynb", notebook.read_bytes(), Limits.of(), ({"email": ANA, "sid": "1"},))
     assert own["score"] == 23 and own["extra_data"]["variant"]["basis"] == "declared"
 
 

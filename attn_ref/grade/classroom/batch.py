@@ -18,7 +18,7 @@ import attn_ref
 
 from .. import submission as submission_files
 from ..checks_json import Checks
-from ..core import make_job, prepare
+from ..core import make_job, prepare, warm_up
 from ..inkernel.wire import Status
 from ..isolation.sandbox import SandboxPlan
 from ..isolation.watchdog import Admission, Finished, Job, JobState, Runner, Supervisor
@@ -179,6 +179,7 @@ def _runner(batch: BatchPlan, jobs: int) -> tuple[Runner, object]:
     """The local Supervisor (--jobs processes here; several submissions start their kernels from one image),
     or, for ``cluster``, a ClusterRunner and its client."""
     if not batch.options.cluster:
+        warm_up()  # before the supervisor forks a grading process per submission
         return Supervisor(batch.plan, batch.jobs, batch.options.limits.margin, image=jobs > 1 and batch.options.kernel_image), None
     from .cluster import ClusterRunner, connect
 

@@ -1,10 +1,12 @@
 """A class bigger than one machine: the same per-submission grading on the workers of a Dask cluster.
 
-Each task sends one submission and the autograder zip to a worker, which grades it with the zip's own
-bundled grader in a process of its own (`python -m attn_ref grade --results`, the zip first on the path):
-a submission that kills that process, or its worker, fails alone; a worker that dies has its
-submissions graded again elsewhere (Dask reschedules them). The client writes every result and the
-gradebook, with the same locks and resume as a local run.
+Each task sends one submission and the autograder zip to a worker. Each worker process keeps a grader of its
+own (worker_service.py: the zip's own bundled grader, started once per worker and autograder, with the
+run's kernel image), which grades the submission in a grading process of its own, as `--jobs` does: a
+submission that kills that process fails alone; a worker that dies has its submissions graded again
+elsewhere (Dask reschedules them), and its grader, its kernels and its image end with it. The client writes
+every result and the gradebook, with the same locks and resume as a local run; the run's end closes the
+workers' graders (a worker plugin's teardown).
 
 Dask moves pickles between the client, the scheduler and the workers: whoever can reach the scheduler can
 run code on the workers. So a ``local:N`` cluster always speaks TLS with a throw-away certificate that
@@ -17,22 +19,33 @@ own namespaces.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
+import queue
+import select
+import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zipfile
+from concurrent.futures import Future
 from pathlib import Path
+
+from distributed.diagnostics.plugin import WorkerPlugin
 
 from ..inkernel.errors import GraderError
 from ..isolation.watchdog import Admission, Finished, Job, JobState, Prepare, Runner, as_json
 from ..results import Outcome, Results
-from ..settings import Limits
+from ..settings import IMAGE_READY_TIMEOUT, SANDBOX_PROBE_TIMEOUT, Limits
+from .worker_service import MAX_LINE, PARENT_ENV, Reply, ReplyState, Request, WireError
 
-REFUSED = 3  # the exit code of a grader that cannot isolate its kernels (--require-isolation)
-PARENT_ENV = "ATTN_REF_PARENT_PID"  # set for a worker's grader: it ends (and ends its kernels) with the worker
+PLUGIN = "attn-ref-graders"  # the worker plugin that closes a worker's graders (registered for a run)
+SERVICE_FILE = "attn_ref/grade/classroom/worker_service.py"  # in the zip: the grader a worker keeps
+GRADER_READY_TIMEOUT = IMAGE_READY_TIMEOUT + 4 * SANDBOX_PROBE_TIMEOUT  # its imports, the sandbox's probes, the image
 
 
 class ClusterError(GraderError):
@@ -68,41 +81,177 @@ def connect(address: str, kernels_share_network: bool):
     return connect_remote(address)
 
 
-def grade_on_worker(zip_bytes: bytes, notebook_name: str, notebook_bytes: bytes, limits: Limits,
-                    submitters: tuple | None = None) -> dict:
-    """Runs on a worker: one submission through the zip's own grader, in a process of its own (with its
-    submitters, where the platform listed them, in Gradescope's submission_metadata.json format)."""
-    with tempfile.TemporaryDirectory(prefix="attn-ref-worker-") as tmp:
-        tmp = Path(tmp)
-        (tmp / "autograder.zip").write_bytes(zip_bytes)
-        with zipfile.ZipFile(tmp / "autograder.zip") as archive:
-            archive.extractall(tmp / "source")
-        submission = tmp / "submission"
-        submission.mkdir()
-        (submission / Path(notebook_name).name).write_bytes(notebook_bytes)
-        env = dict(os.environ, PYTHONPATH=str(tmp / "source"), **{PARENT_ENV: str(os.getpid())})
-        cmd = [sys.executable, "-m", "attn_ref", "grade", str(submission), "--autograder", str(tmp / "autograder.zip"),
-               "--results", str(tmp / "results.json"), "--require-isolation"]
-        cmd += limits.to_flags()
-        if submitters is not None:
-            (tmp / "submission_metadata.json").write_text(json.dumps({"users": list(submitters)}))
-            cmd += ["--submitters", str(tmp / "submission_metadata.json")]
-        budget = limits.backstop
-        with subprocess.Popen(cmd, env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as grader:
-            try:  # the grader keeps its own budget; this is the backstop
-                _, stderr = grader.communicate(timeout=budget)
+# ---- on a worker ---------------------------------------------------------------------------------------
+
+class _Spawner:
+    """Starts this worker's graders from one thread that lives as long as the worker process: a grader's
+    parent-death signal (PARENT_ENV) is sent when the thread that started it ends, and a task's thread may."""
+
+    def __init__(self):
+        self.requests: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._loop, name="attn-ref-grader-spawner", daemon=True).start()
+
+    def _loop(self) -> None:
+        while True:
+            future, argv, options = self.requests.get()
+            try:
+                future.set_result(subprocess.Popen(argv, **options))
+            except BaseException as err:  # noqa: BLE001 - handed to the task that asked
+                future.set_exception(err)
+
+    def popen(self, argv: list[str], **options) -> subprocess.Popen:
+        future: Future = Future()
+        self.requests.put((future, argv, options))
+        return future.result()
+
+
+class WorkerGrader:
+    """One grader process of this worker (worker_service.py) for one autograder zip, in a private folder."""
+
+    def __init__(self, zip_bytes: bytes, spawner: _Spawner):
+        self.folder = Path(tempfile.mkdtemp(prefix="attn-ref-worker-"))  # 0700: the worker's alone
+        self.process: subprocess.Popen | None = None
+        try:
+            (self.folder / "autograder.zip").write_bytes(zip_bytes)
+            with zipfile.ZipFile(self.folder / "autograder.zip") as archive:
+                if SERVICE_FILE not in archive.namelist():
+                    raise ClusterError("worker refused to grade: the autograder zip's grader has no worker grader "
+                                       f"({SERVICE_FILE}): build the zip again with this attn-ref")
+                archive.extractall(self.folder / "source")
+            env = dict(os.environ, PYTHONPATH=str(self.folder / "source"), **{PARENT_ENV: str(os.getpid())})
+            with open(self.folder / "grader.log", "wb") as log:
+                self.process = spawner.popen([sys.executable, "-m", "attn_ref.grade.classroom.worker_service",
+                                              str(self.folder / "autograder.zip"), "--require-isolation"],
+                                             env=env, cwd=self.folder, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                             stderr=log)
+            hello = self._reply(GRADER_READY_TIMEOUT)
+        except BaseException:
+            self.close()
+            raise
+        if hello.state is not ReplyState.READY:
+            self.close()
+            raise ClusterError(f"worker refused to grade: {hello.note[-500:]}")
+        self.kernel_start = hello.note
+
+    def grade(self, notebook_name: str, notebook_bytes: bytes, limits: Limits, submitters: tuple | None) -> dict:
+        """One submission's results.json (read as a file is: Results.load checks it on the client); ClusterError
+        (and this grader closed) where it did not answer in time or said something else."""
+        folder = Path(tempfile.mkdtemp(dir=self.folder, prefix="submission-"))
+        notebook = folder / Path(notebook_name).name
+        notebook.write_bytes(notebook_bytes)
+        request = Request.of(notebook, folder / "results.json", limits, submitters)
+        try:
+            self.process.stdin.write(request.to_line())
+            self.process.stdin.flush()
+            reply = self._reply(limits.backstop)
+            if reply.state is not ReplyState.GRADED:
+                raise WireError(f"the worker's grader said {reply.state.value!r}")
+            self.kernel_start = reply.note
+            return json.loads((folder / "results.json").read_text())
+        except (OSError, ValueError) as err:  # WireError is a ValueError
+            why = f"{type(err).__name__}: {err}; {self._log_tail()}"
+            self.close()
+            raise ClusterError(f"the worker's grader failed ({why})"[:800]) from None
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def _reply(self, timeout: float) -> Reply:
+        out, line, deadline = self.process.stdout.fileno(), b"", time.monotonic() + timeout
+        while not line.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([out], [], [], left)[0]:
+                raise TimeoutError(f"no answer within {timeout:.0f} s")
+            chunk = os.read(out, MAX_LINE)
+            if not chunk:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.process.wait(timeout=5)
+                raise EOFError(f"the worker's grader exited (status {self.process.poll()}): {self._log_tail()}")
+            line += chunk
+            if len(line) > MAX_LINE:
+                raise WireError("the worker's grader sent a line over its bound")
+        return Reply.from_line(line)
+
+    def _log_tail(self) -> str:
+        try:
+            return (self.folder / "grader.log").read_bytes()[-500:].decode(errors="replace").strip()
+        except OSError:
+            return ""
+
+    def close(self) -> None:
+        """Its input closed: it ends its gradings and its image and exits (terminated, then killed, if not)."""
+        process, self.process = self.process, None
+        if process is not None:
+            with contextlib.suppress(OSError):
+                process.stdin.close()
+            try:
+                process.wait(timeout=30)
             except subprocess.TimeoutExpired:
-                grader.terminate()  # SIGTERM: it ends its kernels on the way out
+                process.terminate()  # SIGTERM: it ends its kernels on the way out
                 try:
-                    _, stderr = grader.communicate(timeout=20)
+                    process.wait(timeout=20)
                 except subprocess.TimeoutExpired:
-                    grader.kill()
-                    _, stderr = grader.communicate()
-        if grader.returncode == REFUSED:
-            raise ClusterError(f"worker refused to grade: {stderr.strip()[-500:]}")
-        if not (tmp / "results.json").exists():
-            raise ClusterError(f"the worker's grader wrote no results (exit {grader.returncode}): {stderr[-500:]}")
-        return json.loads((tmp / "results.json").read_text())
+                    process.kill()
+                    process.wait()
+            process.stdout.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class WorkerGraders:
+    """This worker process's graders, by autograder (its zip's hash): one per task running at once (so one with
+    `--nthreads 1`), kept from task to task; those of another autograder are closed when a new one comes."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.idle: dict[str, list[WorkerGrader]] = {}
+        self._spawner: _Spawner | None = None
+
+    @contextlib.contextmanager
+    def borrowed(self, zip_bytes: bytes):
+        key = hashlib.sha256(zip_bytes).hexdigest()
+        with self.lock:
+            stale = [g for k, graders in self.idle.items() if k != key for g in graders]
+            graders = self.idle.pop(key, [])
+            self.idle = {key: graders} if graders else {}
+            grader = graders.pop() if graders else None
+            self._spawner = self._spawner or _Spawner()
+        for old in stale:
+            old.close()
+        grader = grader or WorkerGrader(zip_bytes, self._spawner)
+        try:
+            yield grader
+        except BaseException:
+            grader.close()  # a task cancelled or failed mid-grading: its grader's state is unknown
+            raise
+        if grader.process is not None:  # it answered: kept for the next task
+            with self.lock:
+                self.idle.setdefault(key, []).append(grader)
+
+    def close(self) -> None:
+        with self.lock:
+            graders = [g for kept in self.idle.values() for g in kept]
+            self.idle = {}
+        for grader in graders:
+            grader.close()
+
+
+GRADERS = WorkerGraders()  # this worker process's (tasks run in the worker's process: module state is per worker)
+
+
+class ClosesGraders(WorkerPlugin):
+    """Registered on every worker for a run: its teardown (the run's end, or the worker's) closes the graders."""
+
+    name = PLUGIN
+
+    def teardown(self, worker) -> None:
+        GRADERS.close()
+
+
+def grade_on_worker(zip_bytes: bytes, notebook_name: str, notebook_bytes: bytes, limits: Limits,
+                    submitters: tuple | None = None) -> tuple[dict, str]:
+    """Runs on a worker: one submission through the worker's grader for this zip (with its submitters, where
+    the platform listed them); its results and how its kernel started."""
+    with GRADERS.borrowed(zip_bytes) as grader:
+        return grader.grade(notebook_name, notebook_bytes, limits, submitters), grader.kernel_start
 
 
 def _notebook_file(path: Path) -> tuple[str, bytes]:
@@ -123,21 +272,29 @@ class ClusterRunner(Runner):
     def __init__(self, client, autograder_path: Path, limits: Limits | None = None):
         self.client, self.limits = client, limits or Limits()
         self.zip = client.scatter(Path(autograder_path).read_bytes(), broadcast=True)
+        self.client.register_plugin(ClosesGraders(), name=PLUGIN)
+        self.kernel_starts: set[str] = set()  # as the workers' graders said
 
     @property
     def kernel_start(self) -> str:
-        return "started afresh for each submission: each worker grades a submission in a grader process of its own"
+        said = "; ".join(sorted(self.kernel_starts)) or "not started (nothing was graded)"
+        return f"on the workers (a grader per worker, kept for the run): {said}"
+
+    def close(self) -> None:
+        """The workers' graders end (the plugin's teardown), with their kernel images."""
+        with contextlib.suppress(Exception):  # a cluster already gone has closed them itself
+            self.client.unregister_worker_plugin(PLUGIN)
 
     def finished(self, jobs, prepare: Prepare | None = None):
         from distributed import as_completed
 
-        pending, queue = {}, list(jobs)
+        pending, todo = {}, list(jobs)
         try:
-            while queue or pending:
-                queue, failed = self._admit(queue, prepare, pending)
+            while todo or pending:
+                todo, failed = self._admit(todo, prepare, pending)
                 yield from failed
                 if not pending:
-                    if queue:
+                    if todo:
                         time.sleep(0.5)  # every job left is locked by another grader; wait for it
                     continue
                 done = next(iter(as_completed(list(pending))))
@@ -167,13 +324,14 @@ class ClusterRunner(Runner):
                 pending[future] = job
         return waiting, failed
 
-    @staticmethod
-    def _result(job: Job, future) -> Finished:
+    def _result(self, job: Job, future) -> Finished:
         from distributed import KilledWorker
 
         try:
+            results, kernel_start = future.result()
+            self.kernel_starts.add(str(kernel_start)[:300])
             # the worker's results.json, checked as a file is: what is not results is a failed task below
-            return Finished(job, JobState.GRADED, Results.load(future.result(), "the worker's results").to_json())
+            return Finished(job, JobState.GRADED, Results.load(results, "the worker's results").to_json())
         except KilledWorker:
             # its kernel is bounded in its own process, so a worker that keeps dying is the cluster's failure
             return Finished(job, JobState.FAILED, as_json(job.failed("grading it killed its Dask worker again and again",

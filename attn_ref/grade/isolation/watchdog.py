@@ -168,7 +168,9 @@ class Supervisor(Runner):
         self._image_note = "" if image else "started afresh for each submission"
         self._image_wanted = image
 
-    def _start_image(self) -> None:
+    def start_image(self) -> None:
+        """Start the kernel image now (else the first ``finished`` with jobs starts it); kernels start afresh
+        where it does not start, and ``kernel_start`` says why."""
         self._image_wanted = False
         try:
             self.image = KernelImage(self.plan)
@@ -394,7 +396,7 @@ class Supervisor(Runner):
         queue = list(jobs)
         next_guard = 0.0
         if self._image_wanted and queue:
-            self._start_image()
+            self.start_image()
         try:
             while (queue and not self.stopping) or self.running:
                 queue = self._admit(queue, prepare)

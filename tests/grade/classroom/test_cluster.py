@@ -9,6 +9,7 @@ import shutil
 import signal
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -51,7 +52,7 @@ def test_a_worker_killed_mid_run_loses_nothing(small_class, tmp_path):
 
     folder, zip_path = small_class
     out = tmp_path / "graded"
-    killed = []
+    killed, seen_workers = [], set()
 
     def kill_a_worker():
         deadline = time.monotonic() + 300
@@ -67,6 +68,7 @@ def test_a_worker_killed_mid_run_loses_nothing(small_class, tmp_path):
                     continue
                 if "spawn_main" in line and "attn_ref" not in line:
                     workers.append(p)
+            seen_workers.update(p.pid for p in workers)
             if workers:
                 os.kill(workers[-1].pid, signal.SIGKILL)
                 killed.append(workers[-1].pid)
@@ -81,18 +83,25 @@ def test_a_worker_killed_mid_run_loses_nothing(small_class, tmp_path):
     assert [r for r in rows if r[0].startswith("right")] == [(f"right_{i}", "23", "ok") for i in range(3)]
     # the killed worker's grader ended with it (and ended its kernel) instead of grading on for nobody
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and _worker_graders():
+    while time.monotonic() < deadline and _worker_graders(seen_workers):
         time.sleep(0.5)
-    assert not _worker_graders()
+    assert not _worker_graders(seen_workers)
 
 
-def _worker_graders():
+def _worker_graders(workers: set[int]) -> list[int]:
+    """The graders (and their grading processes) that these worker processes started: their environment names
+    the worker (PARENT_ENV). Other graders on a shared machine are not this test's."""
     import psutil
+
+    from attn_ref.grade.classroom.worker_service import PARENT_ENV
 
     found = []
     for p in psutil.process_iter(["cmdline"]):
-        if "--require-isolation" in (p.info["cmdline"] or []):
-            found.append(p.pid)
+        try:
+            if "--require-isolation" in (p.info["cmdline"] or []) and int(p.environ().get(PARENT_ENV, 0)) in workers:
+                found.append(p.pid)
+        except (psutil.Error, ValueError):
+            pass
     return found
 
 
@@ -110,44 +119,126 @@ def test_a_worker_refuses_to_grade_unsandboxed(small_class, tmp_path, monkeypatc
     assert "refusing to grade" in capsys.readouterr().err and not (tmp_path / "r.json").exists()
 
 
+def test_a_workers_grader_refuses_to_grade_unsandboxed(small_class):
+    """The grader a worker keeps says so on its first line and exits; the task's row says the worker refused."""
+    import subprocess
+    import sys
+
+    from attn_ref.grade.classroom.worker_service import REFUSED, Reply, ReplyState
+
+    _, zip_path = small_class
+    unsandboxed = ("import sys; from attn_ref.grade.isolation import sandbox; "
+                   "sandbox.resolve = lambda *a, **k: sandbox.SandboxPlan(python='/usr/bin/python3', fresh_uids=False, bwrap=None); "
+                   "from attn_ref.grade.classroom.worker_service import main; sys.exit(main(sys.argv[1:]))")
+    done = subprocess.run([sys.executable, "-c", unsandboxed, str(zip_path), "--require-isolation"], input=b"",
+                          capture_output=True, timeout=120)
+    assert done.returncode == REFUSED, done.stderr[-2000:]
+    reply = Reply.from_line(done.stdout)
+    assert reply.state is ReplyState.REFUSED and "refusing to grade" in reply.note
+
+
+def test_the_wire_between_a_worker_and_its_grader_is_checked_where_read():
+    from attn_ref.grade.classroom.worker_service import Reply, ReplyState, Request, WireError
+    from attn_ref.grade.settings import Limits
+
+    request = Request.of(Path("/w/a.ipynb"), Path("/w/r.json"), Limits.of(budget=60, cell_timeout=20), ({"email": "a@b"},))
+    again = Request.from_line(request.to_line())
+    assert again == request and again.time_limits == Limits.of(budget=60, cell_timeout=20)
+    assert Reply.from_line(Reply(ReplyState.GRADED, "note").to_line()) == Reply(ReplyState.GRADED, "note")
+    for bad in (b"[]", b"not json", b'{"notebook": 1, "results": "r", "limits": {"budget": 1, "cell": 1, "call": 1}}',
+                b'{"notebook": "n", "results": "r", "limits": {"budget": -1, "cell": 1, "call": 1}}',
+                b'{"notebook": "n", "results": "r", "limits": {"budget": 1, "cell": 1}}',
+                b'{"notebook": "n", "results": "r", "limits": {"budget": 1, "cell": 1, "call": 1}, "submitters": "x"}',
+                b"x" * (1 << 17)):
+        with pytest.raises(WireError):
+            Request.from_line(bad)
+    for bad in (b'{"state": "done", "note": ""}', b'{"state": "graded", "note": 3}'):
+        with pytest.raises(WireError):
+            Reply.from_line(bad)
+
+
 @pytest.mark.slow
 def test_a_workers_grader_ends_with_its_worker(small_class, tmp_path):
-    """The grader a worker started for a hanging notebook: the worker dies, the grader and its kernel end."""
+    """The grader a worker keeps, grading a hanging notebook: the worker dies, the grader, its grading process,
+    its kernel and its kernel image end."""
     import subprocess
     import sys
 
     import nbformat
     import psutil
 
-    from attn_ref.grade.classroom.cluster import PARENT_ENV
-
     folder, zip_path = small_class
     nb = nbformat.read(str(folder / "blank_0.ipynb"), as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell("import time\ntime.sleep(300)"))
-    (tmp_path / "sub").mkdir()
-    nbformat.write(nb, str(tmp_path / "sub/hangs.ipynb"))
+    nbformat.write(nb, str(tmp_path / "hangs.ipynb"))
     worker = f"""
-import os, subprocess, sys, time
-env = dict(os.environ, **{{{PARENT_ENV!r}: str(os.getpid())}})
-grader = subprocess.Popen([sys.executable, "-m", "attn_ref", "grade", {str(tmp_path / "sub")!r}, "--autograder",
-                           {str(zip_path)!r}, "--results", {str(tmp_path / "r.json")!r}, "--cell-timeout", "400",
-                           "--timeout", "600"], env=env)
-print(grader.pid, flush=True)
-time.sleep(600)
+from pathlib import Path
+from attn_ref.grade.classroom.cluster import grade_on_worker
+from attn_ref.grade.settings import Limits
+print(flush=True)
+grade_on_worker(Path({str(zip_path)!r}).read_bytes(), "hangs.ipynb", Path({str(tmp_path / "hangs.ipynb")!r}).read_bytes(),
+                Limits.of(budget=600, cell_timeout=400), None)
 """
     parent = subprocess.Popen([sys.executable, "-c", worker], stdout=subprocess.PIPE, text=True)
-    grader = psutil.Process(int(parent.stdout.readline()))
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and len(grader.children(recursive=True)) < 3:  # grading process, launcher, kernel
-        time.sleep(0.2)
-    time.sleep(3)  # the kernel is now in its sleep
-    tree = [grader, *grader.children(recursive=True)]
-    assert len(tree) >= 3
+    parent.stdout.readline()
+    deadline, tree = time.monotonic() + 600, []  # the image imports torch first: slow on a loaded machine
+    while time.monotonic() < deadline and not (len(tree) >= 5 and any(_uid(p) for p in tree)):
+        time.sleep(0.5)  # until the kernel runs (its own uid: a child of the image, so of the grader)
+        graders = [p for p in psutil.Process(parent.pid).children() if "worker_service" in _cmdline(p)]
+        tree = [graders[0], *graders[0].children(recursive=True)] if graders else []
+    time.sleep(5)  # the kernel is now in its sleep
+    tree = [tree[0], *tree[0].children(recursive=True)]
+    assert len(tree) >= 4  # the grader, its image, the grading process, the launcher, the kernel
     parent.kill()
     parent.wait()
-    gone, alive = psutil.wait_procs(tree, timeout=30)
+    gone, alive = psutil.wait_procs(tree, timeout=60)
     assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE], "the grader or its kernel outlived the worker"
-    assert not (tmp_path / "r.json").exists()
+
+
+def _cmdline(process) -> str:
+    import psutil
+
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:
+        return ""
+
+
+def _uid(process) -> int:
+    import psutil
+
+    try:
+        return process.uids().real
+    except psutil.Error:
+        return 0
+
+
+@pytest.mark.slow
+def test_a_local_cluster_grades_a_lab_class_as_jobs_does_from_one_kernel_image_per_worker(release, tmp_path):
+    """Every verdict (score, status, cell errors, every line of every test) of --cluster local:2 is --jobs 2's."""
+    import psutil
+    from imaged_class import IMAGE_USED, lab_class, verdicts
+
+    folder = lab_class(release, tmp_path / "class", 2)
+    zip_path = release[0] / "autograder/lab-autograder.zip"
+    jobs = grade_batch(folder, zip_path, tmp_path / "jobs", jobs=2, progress=False, **LIMITS)
+    workers, done = set(), threading.Event()
+
+    def watch():  # this run's worker processes (the nannies' children), to find their graders afterwards
+        while not done.wait(0.5):
+            workers.update(p.pid for p in psutil.Process().children(recursive=True) if "spawn_main" in _cmdline(p))
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        clustered = grade_batch(folder, zip_path, tmp_path / "cluster", cluster="local:2", progress=False, **LIMITS)
+    finally:
+        done.set()
+        watcher.join()
+    assert IMAGE_USED in jobs.kernel_start and IMAGE_USED in clustered.kernel_start, clustered.kernel_start
+    assert verdicts(tmp_path / "cluster") == verdicts(tmp_path / "jobs")
+    assert _rows(tmp_path / "cluster/grades.csv") == _rows(tmp_path / "jobs/grades.csv")
+    assert workers and not _worker_graders(workers)  # the run's end closed the workers' graders
 
 
 @pytest.mark.slow

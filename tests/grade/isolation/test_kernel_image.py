@@ -3,7 +3,6 @@ afresh, and no reach from a kernel to the image, to its privileges or to the ker
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import shutil
@@ -13,42 +12,14 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from course_units import N_SETS, bug_set
+from course_units import N_SETS
 from hostile import FAST, IGNORES_INTERRUPTS, ROOT_ONLY, appended, attack, notebook, replaced, with_function
+from imaged_class import IMAGE_USED, lab_class, verdict, verdicts
 
 from attn_ref.grade import grade
 from attn_ref.grade.classroom.batch import grade_batch
 from attn_ref.grade.isolation.image import why_not
 from attn_ref.grade.isolation.sandbox import resolve
-
-IMAGE_USED = "started from one kernel image"
-
-
-def lab_class(release, folder: Path, bug_sets: int) -> Path:
-    """The solution, the blank notebook and the first sets of bugs of the lab's mutants, one submission each."""
-    solution, blank = notebook(release, "lab", "solution"), notebook(release, "lab", "blank")
-    folder.mkdir()
-    folder.chmod(0o755)
-    nbformat.write(solution, str(folder / "right.ipynb"))
-    nbformat.write(blank, str(folder / "blank.ipynb"))
-    for k in range(bug_sets):
-        nb = copy.deepcopy(solution)
-        for _, marker, source, _ in bug_set(k).values():
-            for cell in nb.cells:
-                if cell.cell_type == "code" and marker in cell.source:
-                    cell.source = source
-        nbformat.write(nb, str(folder / f"bugs_{k}.ipynb"))
-    return folder
-
-
-def verdict(results: dict) -> list:
-    """Every test's name, score and message, the status and the cell errors (what a student and a TA read)."""
-    return [results["score"], results["extra_data"]["status"], results["extra_data"]["cell_errors"],
-            [(t["name"], t["score"], t["output"]) for t in results["tests"]]]
-
-
-def verdicts(out: Path) -> dict[str, list]:
-    return {path.stem: verdict(json.loads(path.read_text())) for path in sorted((out / "results").glob("*.json"))}
 
 
 @ROOT_ONLY
@@ -113,8 +84,13 @@ def test_a_grader_that_is_pid_1_of_its_container_still_starts_kernels_from_the_i
 
 
 @ROOT_ONLY
-@pytest.mark.parametrize("namespaces", ["auto", "off"])
-def test_a_kernel_from_the_image_reaches_neither_it_nor_the_kernels_after_it(release, tmp_path, namespaces):
+@pytest.mark.parametrize("namespaces, cluster", [("auto", None), ("off", None),
+                                                 pytest.param("auto", "local:1", marks=pytest.mark.slow),
+                                                 pytest.param("off", "local:1", marks=pytest.mark.slow)])
+def test_a_kernel_from_the_image_reaches_neither_it_nor_the_kernels_after_it(release, tmp_path, namespaces, cluster,
+                                                                             monkeypatch):
+    """Through --jobs and through a cluster worker's grader (one worker: the classmates' kernels come from the
+    image the hostile kernel's came from)."""
     folder = tmp_path / "class"
     folder.mkdir()
     folder.chmod(0o755)
@@ -122,8 +98,10 @@ def test_a_kernel_from_the_image_reaches_neither_it_nor_the_kernels_after_it(rel
     nbformat.write(hostile, str(folder / "a_hostile.ipynb"))
     for name in ("b_honest", "c_honest"):  # graded after it (one at a time), from the same image
         nbformat.write(notebook(release, "lab", "solution"), str(folder / f"{name}.ipynb"))
-    report = grade_batch(folder, release[0] / "autograder/lab-autograder.zip", tmp_path / "graded", jobs=1,
-                         plan=resolve(namespaces=namespaces), progress=False, **FAST)
+    monkeypatch.setenv("ATTN_REF_NAMESPACES", namespaces)  # a worker's grader resolves its own plan
+    runner = dict(cluster=cluster) if cluster else dict(jobs=1, plan=resolve(namespaces=namespaces))
+    report = grade_batch(folder, release[0] / "autograder/lab-autograder.zip", tmp_path / "graded", progress=False,
+                         **runner, **FAST)
     assert IMAGE_USED in report.kernel_start
     results = {p.stem: json.loads(p.read_text()) for p in (tmp_path / "graded/results").glob("*.json")}
     assert {name: r["score"] for name, r in results.items()} == {"a_hostile": 0, "b_honest": 80, "c_honest": 80}, \

@@ -33,6 +33,7 @@ from ...portable import typerules
 from ..checks_json import FunctionUnit, Mistake, Probe
 from ..inkernel.wire import MalformedReply, Output, parse_call_reply
 from ..isolation.image import HelperProcess, ImageError
+from ..isolation.sandbox import trusted_runner_env
 from ..session import HARNESS_SOURCE
 from ..settings import MUTANTS_REPLY_TIMEOUT
 from ..student_python import MISTAKES_RUNNER
@@ -60,7 +61,8 @@ class MistakeRunner:
                 self.process = None
         if self.process is None:
             self.process = subprocess.Popen([self.python, "-I", str(RUNNER)], stdin=subprocess.PIPE,
-                                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=self.folder)
+                                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=self.folder,
+                                            env=trusted_runner_env())
         self._send({"helpers": self.helpers, "harness": HARNESS_SOURCE})
 
     def _send(self, message: dict) -> None:
@@ -194,15 +196,17 @@ def _preference(mistake: Mistake, probe: Probe) -> tuple[bool, bool]:
 
 
 def matching(task: FunctionUnit, probe: Probe, sent: list[Input], reference: list, student: scoring.Observation,
-             mutants: dict[int, scoring.Observation]) -> str:
-    """The words of the mutant the student's call matches on this probe and the reference does not ("" if none)."""
+             mutants: dict[int, scoring.Observation], failing: set[int] | None = None) -> str:
+    """The words of the mutant the student's call matches on this probe and the reference does not ("" if none).
+    ``failing``: the mutants known to fail this probe on these inputs (the seed sweep scores every mutant
+    anyway); without it each is scored here."""
     rtol, atol = scoring.tolerance(probe)
     if not any(isinstance(r, np.ndarray) and r.ndim for r in reference):
         rtol = max(rtol, scoring.scalar_rtol(probe))
     found = []
     for index, mutant in sorted(mutants.items()):
         try:
-            differs = not scoring.check_probe(task, probe, sent, reference, mutant, {})[0]
+            differs = (index in failing) if failing is not None else not scoring.check_probe(task, probe, sent, reference, mutant, {})[0]
             if differs and same_behaviour(probe, student, mutant, rtol, atol):
                 found.append(index)
         except scoring.MalformedOutput:

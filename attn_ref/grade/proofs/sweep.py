@@ -188,7 +188,7 @@ class _TaskSweep:
         for label, obs in observed.items():
             ok, message, error = verdicts[label]
             named = None  # as grading names (functions.run_probe): a failed call that returned, CPU or meta
-            if (not ok and obs is not None and obs.reply.ok and probe.device in ("cpu", "meta")
+            if (not ok and obs is not None and probe.device in ("cpu", "meta")
                     and label in self.own and task.mistakes):
                 named = matching(task, probe, args, expected, obs, seen, failing)
             raised = obs is None or not obs.reply.ok

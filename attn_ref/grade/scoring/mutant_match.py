@@ -6,8 +6,10 @@ What is compared is what the kernel reports of a call that returned, for the stu
 alike: the values returned (their kind, dtype, device and shape, and their values within the probe's
 tolerance, NaN for NaN, bool masks exactly), the inputs as they were after the call (where the probe looks
 at them: written into in the same way), the rows projected through each counted weight, and whether
-autograd ran (where the probe asks for it). An error names nothing: one shape mismatch, or one tensor built
-on the CPU, is the error of many mistakes. A mutant differs from the reference
+autograd ran (where the probe asks for it). A call that raised names a mistake only when the mutants of one
+mistake, and no other, raise the very same error on the same inputs, and the error carries the inputs' sizes
+(a shape mismatch between two dimensions the probe drew apart); an error without them (one tensor built on
+the CPU) is the error of many mistakes, and names none. A mutant differs from the reference
 when it fails the probe itself. Where two mutants match, the one written for this probe (its `# must
 fail:` names it) is told before one that is not, and a stub (`# stub`: it does none of the task) last.
 
@@ -176,6 +178,19 @@ def same_behaviour(probe: Probe, student: scoring.Observation, mutant: scoring.O
     return "autograd_used" not in probe.checks or s.autograd_used == m.autograd_used
 
 
+def _same_error(task: FunctionUnit, student: scoring.Observation, mutants: dict[int, scoring.Observation]) -> str:
+    """The words of the one mistake whose mutants raise, on these inputs, the very error the student's call
+    raised ("" if none, or if mutants of different words raise it). Only an error that carries the inputs'
+    sizes names a mistake (a shape mismatch: the probes draw every size apart, so the numbers say which two
+    dimensions met): one without them ("tensors on two devices") is the error of many mistakes."""
+    error = student.reply.error or ""
+    if not any(c.isdigit() for c in error):
+        return ""
+    says = {task.mistakes[i].says for i, m in mutants.items()
+            if not m.reply.ok and m.reply.error == error and not _declared(task.mistakes[i].source)[1]}
+    return says.pop() if len(says) == 1 else ""
+
+
 def _declared(source: str) -> tuple[str, bool]:
     """A mutant's `# must fail:` text and whether it is marked `# stub`, from its leading comments."""
     must_fail, stub = "", False
@@ -200,6 +215,8 @@ def matching(task: FunctionUnit, probe: Probe, sent: list[Input], reference: lis
     """The words of the mutant the student's call matches on this probe and the reference does not ("" if none).
     ``failing``: the mutants known to fail this probe on these inputs (the seed sweep scores every mutant
     anyway); without it each is scored here."""
+    if not student.reply.ok:
+        return _same_error(task, student, mutants)
     rtol, atol = scoring.tolerance(probe)
     if not any(isinstance(r, np.ndarray) and r.ndim for r in reference):
         rtol = max(rtol, scoring.scalar_rtol(probe))

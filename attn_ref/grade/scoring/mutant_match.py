@@ -43,6 +43,7 @@ from . import comparators as scoring
 from .inputs import Input
 
 RUNNER = MISTAKES_RUNNER
+ERROR_NAMES = "# its error names it"  # a mutant's leading comment: a student raising its very error is told its words
 
 
 class MistakeRunner:
@@ -182,13 +183,18 @@ def _same_error(task: FunctionUnit, student: scoring.Observation, mutants: dict[
     """The words of the one mistake whose mutants raise, on these inputs, the very error the student's call
     raised ("" if none, or if mutants of different words raise it). Only an error that carries the inputs'
     sizes names a mistake (a shape mismatch: the probes draw every size apart, so the numbers say which two
-    dimensions met): one without them ("tensors on two devices") is the error of many mistakes."""
+    dimensions met), and only a mutant marked ``# its error names it`` is named by its error: the numbers say
+    which dimensions met, not in which product, and the instructor marks a mutant whose clash no other
+    likely mistake makes (c6's K/V split at the middle clashes d_k with d_v as swapping the caches does:
+    unmarked). One without sizes ("tensors on two devices") is the error of many mistakes."""
     error = student.reply.error or ""
     if not any(c.isdigit() for c in error):
         return ""
-    says = {task.mistakes[i].says for i, m in mutants.items()
-            if not m.reply.ok and m.reply.error == error and not _declared(task.mistakes[i].source)[1]}
-    return says.pop() if len(says) == 1 else ""
+    raising = {task.mistakes[i].source for i, m in mutants.items() if not m.reply.ok and m.reply.error == error}
+    says = {m.says for m in task.mistakes if m.source in raising}
+    if len(says) != 1 or not all(ERROR_NAMES in source for source in raising):
+        return ""
+    return says.pop()
 
 
 def _declared(source: str) -> tuple[str, bool]:

@@ -80,7 +80,8 @@ def test_a_mutant_the_reference_agrees_with_names_nothing(tmp_path):
 
 def test_an_error_names_a_mistake_only_when_one_mistake_raises_it_with_the_inputs_sizes(tmp_path):
     probe = Probe("matches the reference", 1)
-    task = task_with(("a shape mistake", ""), ("another shape mistake", ""), ("a stub", "# stub\n"))
+    task = task_with(("a shape mistake", "# its error names it\n"), ("another shape mistake", "# its error names it\n"),
+                     ("a stub", "# stub\n"), ("unmarked", ""))
     error = "RuntimeError: The size of tensor a (6) must match the size of tensor b (8)"
     other = "RuntimeError: The size of tensor a (6) must match the size of tensor b (5)"
 
@@ -92,6 +93,7 @@ def test_an_error_names_a_mistake_only_when_one_mistake_raises_it_with_the_input
     assert named(error, other, other) == ""  # another error: another pair of dimensions met
     assert named(error, error, error) == ""  # two mistakes raise it: the error does not say which
     assert named(error, "", "", error) == ""  # a stub names nothing
+    assert named(error, "", "", "", error) == ""  # nor a mutant whose clash the instructor did not mark as its own
     sizeless = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices"
     assert named(sizeless, sizeless) == ""  # the error of many mistakes
 

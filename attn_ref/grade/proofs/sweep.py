@@ -30,7 +30,7 @@ from ..isolation.safeio import UnsafeReply, read_reply
 from ..isolation.sandbox import trusted_runner_env
 from ..scoring import comparators
 from ..scoring.functions import call_files
-from ..scoring.inputs import generate, probe_rng, reference_outputs
+from ..scoring.inputs import generate, probe_rng, reference_outputs, seed_free
 from ..scoring.mutant_match import matching
 from ..session import HARNESS_SOURCE
 from ..student_python import SWEEP_RUNNER
@@ -195,6 +195,16 @@ class _TaskSweep:
             self.lines[label][probe.name].add(seed, ok, message, error, named, raised)
 
 
+def _swept_under(probe: Probe, nth: int, drawn_only: bool) -> bool:
+    """Whether a line is called under the sweep's nth seed: a line whose inputs are the same under every seed
+    (inputs.seed_free: c4's T = 5) under the first alone, since the implementations are deterministic (the
+    harness resets torch's seed before each call, and none draws from NumPy's): its coverage is exact; a
+    line with fixed sizes under the first ``fixed_seeds`` (``drawn_only`` past them); the others under all."""
+    if seed_free(probe):
+        return nth == 0
+    return not (drawn_only and "dims" not in probe.options)
+
+
 def sweep_task(python: str, helpers: str, t_index: int, task: FunctionUnit, mutants: list[tuple[str, str]],
                seeds: range, reference, with_stubs: bool = True, fixed_seeds: int | None = None) -> dict:
     """{"lines": {label: {probe: LineVerdicts}}, "broken": {label: what its cell raised}} for one task; a line
@@ -210,7 +220,7 @@ def sweep_task(python: str, helpers: str, t_index: int, task: FunctionUnit, muta
                            stub_labels, runner, folder)
         for seed in seeds:
             drawn_only = fixed_seeds is not None and seed >= seeds.start + fixed_seeds
-            probes = [i for i, p in enumerate(task.probes) if p.device != "cuda" and not (drawn_only and "dims" not in p.options)]
+            probes = [i for i, p in enumerate(task.probes) if p.device != "cuda" and _swept_under(p, seed - seeds.start, drawn_only)]
             for p_index in probes:
                 swept.probe(seed, t_index, p_index, reference, first=p_index == probes[0])
         return {"lines": {label: {name: v.to_json() for name, v in probes.items()} for label, probes in swept.lines.items()},

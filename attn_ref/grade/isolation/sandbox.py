@@ -244,6 +244,18 @@ def resolve(autograder: str | Path | None = None, python: str | None = None, nam
 
 # ---- one submission's confinement --------------------------------------------------------------------
 
+def kernel_threads() -> str:
+    """The kernels' OpenMP threads (1 unless the grader's environment says): torch's pool of 2+ threads spins
+    on every small op, several milliseconds of CPU each on a loaded machine, for tensors too small to split."""
+    return os.environ.get("OMP_NUM_THREADS", "1")
+
+
+def trusted_runner_env() -> dict[str, str]:
+    """The environment of a trusted helper process (the mutants' and the sweep's runners): the grader's own,
+    with the kernels' thread count, so their calls compute as the kernels' do."""
+    return dict(os.environ, OMP_NUM_THREADS=kernel_threads())
+
+
 def kernel_env(plan: SandboxPlan, workdir: Path, tmpdir: Path) -> dict[str, str]:
     """A minimal environment: nothing of the grader's (no PYTHONPATH, no tokens)."""
     bin_dir = str(Path(plan.python).parent)
@@ -258,7 +270,7 @@ def kernel_env(plan: SandboxPlan, workdir: Path, tmpdir: Path) -> dict[str, str]
         "MPLCONFIGDIR": str(workdir / ".matplotlib"),
         "IPYTHONDIR": str(workdir / ".ipython"),
         "JUPYTER_RUNTIME_DIR": str(workdir / ".jupyter"),
-        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1"),
+        "OMP_NUM_THREADS": kernel_threads(),
         "PYTHONDONTWRITEBYTECODE": "1",
     }
 

@@ -27,9 +27,10 @@ from ..checks_json import FunctionUnit, Probe
 from ..core import prepare
 from ..inkernel.wire import MalformedReply, parse_call_reply
 from ..isolation.safeio import UnsafeReply, read_reply
+from ..isolation.sandbox import trusted_runner_env
 from ..scoring import comparators
 from ..scoring.functions import call_files
-from ..scoring.inputs import generate, probe_rng, reference_outputs
+from ..scoring.inputs import generate, probe_rng, reference_outputs, seed_free
 from ..scoring.mutant_match import matching
 from ..session import HARNESS_SOURCE
 from ..student_python import SWEEP_RUNNER
@@ -84,7 +85,8 @@ class SweepRunner:
     def __init__(self, python: str, helpers: str, implementations: dict[str, str], folder: Path):
         self.folder = folder
         self.process = subprocess.Popen([python, "-I", str(SWEEP_RUNNER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, text=True, cwd=folder)
+                                        stderr=subprocess.DEVNULL, text=True, cwd=folder,
+                                        env=trusted_runner_env())
         self._send({"harness": HARNESS_SOURCE, "helpers": helpers, "implementations": implementations})
         self.broken: dict[str, str] = json.loads(self._receive())["broken"]
 
@@ -168,20 +170,39 @@ class _TaskSweep:
         runs = self._runs(probe, expected, first)
         ran = self.runner.run(self.folder / "inbox", task.function, runs)
         observed = {label: _observe(outbox) for label, outbox, *_ in runs}
-        seen = {self.index_of[self.implementations[label]]: obs for label, obs in observed.items()
-                if obs is not None and self.implementations[label] in self.index_of}
+        verdicts = {}
         for label, obs in observed.items():
             stats: dict = {}
             if obs is None:
                 ok, message = False, ran.get(label) or "no reply came back from the call"
             else:
                 ok, message = comparators.check_probe(task, probe, args, expected, obs, stats)
+            verdicts[label] = ok, message, stats.get("max_error")
+        seen, failing = {}, set()  # the declared mutants' calls, and those failing this probe (scored above once)
+        for label, obs in observed.items():
+            index = self.index_of.get(self.implementations[label])
+            if obs is not None and index is not None:
+                seen[index] = obs
+                if not verdicts[label][0]:
+                    failing.add(index)
+        for label, obs in observed.items():
+            ok, message, error = verdicts[label]
             named = None  # as grading names (functions.run_probe): a failed call that returned, CPU or meta
-            if (not ok and obs is not None and obs.reply.ok and probe.device in ("cpu", "meta")
+            if (not ok and obs is not None and probe.device in ("cpu", "meta")
                     and label in self.own and task.mistakes):
-                named = matching(task, probe, args, expected, obs, seen)
+                named = matching(task, probe, args, expected, obs, seen, failing)
             raised = obs is None or not obs.reply.ok
-            self.lines[label][probe.name].add(seed, ok, message, stats.get("max_error"), named, raised)
+            self.lines[label][probe.name].add(seed, ok, message, error, named, raised)
+
+
+def _swept_under(probe: Probe, nth: int, drawn_only: bool) -> bool:
+    """Whether a line is called under the sweep's nth seed: a line whose inputs are the same under every seed
+    (inputs.seed_free: c4's T = 5) under the first alone, since the implementations are deterministic (the
+    harness resets torch's seed before each call, and none draws from NumPy's): its coverage is exact; a
+    line with fixed sizes under the first ``fixed_seeds`` (``drawn_only`` past them); the others under all."""
+    if seed_free(probe):
+        return nth == 0
+    return not (drawn_only and "dims" not in probe.options)
 
 
 def sweep_task(python: str, helpers: str, t_index: int, task: FunctionUnit, mutants: list[tuple[str, str]],
@@ -199,7 +220,7 @@ def sweep_task(python: str, helpers: str, t_index: int, task: FunctionUnit, muta
                            stub_labels, runner, folder)
         for seed in seeds:
             drawn_only = fixed_seeds is not None and seed >= seeds.start + fixed_seeds
-            probes = [i for i, p in enumerate(task.probes) if p.device != "cuda" and not (drawn_only and "dims" not in p.options)]
+            probes = [i for i, p in enumerate(task.probes) if p.device != "cuda" and _swept_under(p, seed - seeds.start, drawn_only)]
             for p_index in probes:
                 swept.probe(seed, t_index, p_index, reference, first=p_index == probes[0])
         return {"lines": {label: {name: v.to_json() for name, v in probes.items()} for label, probes in swept.lines.items()},

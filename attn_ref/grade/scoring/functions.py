@@ -81,7 +81,7 @@ def run_probe(ctx: GradingContext, task: FunctionUnit, probe: Probe, args: list[
         return False, why, (), Status.MALFORMED
     obs = scoring.Observation(reply, exchange.outbox, session.jail.owner)
     ok, message = scoring.check_probe(task, probe, args, reference, obs, stats)
-    if not ok and reply.ok and ctx.name_mistakes and not session.tainted and task.mistakes and probe.device in ("cpu", "meta"):
+    if not ok and ctx.name_mistakes and not session.tainted and task.mistakes and probe.device in ("cpu", "meta"):
         says = _known_mistake(ctx, task, probe, args, reference, obs)
         if says:
             stats["mistake"] = says
@@ -97,7 +97,7 @@ def _known_mistake(ctx: GradingContext, task: FunctionUnit, probe: Probe, args: 
                    obs: scoring.Observation) -> str:
     """The declared mutant whose call looks like the student's to this probe (mutant_match.py), or "": the mutants
     run through the kernel's harness on the same call's files."""
-    if scoring.forms_problem(task, obs.reply):
+    if obs.reply.ok and scoring.forms_problem(task, obs.reply):
         return ""  # nothing to compare (not written yet, the wrong number of values): the runner stays unstarted
     found = ctx.mistakes().observations(task, call_files(task, probe, args, {}))
     return mutant_match.matching(task, probe, args, reference, obs, found)

@@ -68,6 +68,15 @@ GENERATORS = (*ARRAYS, "value", "device")
 assert GENERATORS == GENERATOR_NAMES  # checks_json.py types each spec by these names
 
 
+DRAWN = ("normal", "mask", "simplex")  # the generators that read the probe's random generator (ones does not)
+
+
+def seed_free(probe: Probe) -> bool:
+    """Whether the probe's inputs are the same under every seed: no size drawn, no array drawn (values, ones, a
+    device). A deterministic implementation's verdict on such a line is then the same under every seed."""
+    return "dims" not in probe.options and all(a.generator not in DRAWN for a in probe.args)
+
+
 def probe_rng(seed: int, t_index: int, p_index: int) -> np.random.Generator:
     """The generator of one probe's inputs: a grading's seed, the task's and the probe's places."""
     return np.random.default_rng([seed, t_index, p_index])

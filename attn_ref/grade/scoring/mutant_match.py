@@ -6,8 +6,10 @@ What is compared is what the kernel reports of a call that returned, for the stu
 alike: the values returned (their kind, dtype, device and shape, and their values within the probe's
 tolerance, NaN for NaN, bool masks exactly), the inputs as they were after the call (where the probe looks
 at them: written into in the same way), the rows projected through each counted weight, and whether
-autograd ran (where the probe asks for it). An error names nothing: one shape mismatch, or one tensor built
-on the CPU, is the error of many mistakes. A mutant differs from the reference
+autograd ran (where the probe asks for it). A call that raised names a mistake only when the mutants of one
+mistake, and no other, raise the very same error on the same inputs, and the error carries the inputs' sizes
+(a shape mismatch between two dimensions the probe drew apart); an error without them (one tensor built on
+the CPU) is the error of many mistakes, and names none. A mutant differs from the reference
 when it fails the probe itself. Where two mutants match, the one written for this probe (its `# must
 fail:` names it) is told before one that is not, and a stub (`# stub`: it does none of the task) last.
 
@@ -33,6 +35,7 @@ from ...portable import typerules
 from ..checks_json import FunctionUnit, Mistake, Probe
 from ..inkernel.wire import MalformedReply, Output, parse_call_reply
 from ..isolation.image import HelperProcess, ImageError
+from ..isolation.sandbox import trusted_runner_env
 from ..session import HARNESS_SOURCE
 from ..settings import MUTANTS_REPLY_TIMEOUT
 from ..student_python import MISTAKES_RUNNER
@@ -40,6 +43,7 @@ from . import comparators as scoring
 from .inputs import Input
 
 RUNNER = MISTAKES_RUNNER
+ERROR_NAMES = "# its error names it"  # a mutant's leading comment: a student raising its very error is told its words
 
 
 class MistakeRunner:
@@ -60,7 +64,8 @@ class MistakeRunner:
                 self.process = None
         if self.process is None:
             self.process = subprocess.Popen([self.python, "-I", str(RUNNER)], stdin=subprocess.PIPE,
-                                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=self.folder)
+                                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=self.folder,
+                                            env=trusted_runner_env())
         self._send({"helpers": self.helpers, "harness": HARNESS_SOURCE})
 
     def _send(self, message: dict) -> None:
@@ -174,6 +179,24 @@ def same_behaviour(probe: Probe, student: scoring.Observation, mutant: scoring.O
     return "autograd_used" not in probe.checks or s.autograd_used == m.autograd_used
 
 
+def _same_error(task: FunctionUnit, student: scoring.Observation, mutants: dict[int, scoring.Observation]) -> str:
+    """The words of the one mistake whose mutants raise, on these inputs, the very error the student's call
+    raised ("" if none, or if mutants of different words raise it). Only an error that carries the inputs'
+    sizes names a mistake (a shape mismatch: the probes draw every size apart, so the numbers say which two
+    dimensions met), and only a mutant marked ``# its error names it`` is named by its error: the numbers say
+    which dimensions met, not in which product, and the instructor marks a mutant whose clash no other
+    likely mistake makes (c6's K/V split at the middle clashes d_k with d_v as swapping the caches does:
+    unmarked). One without sizes ("tensors on two devices") is the error of many mistakes."""
+    error = student.reply.error or ""
+    if not any(c.isdigit() for c in error):
+        return ""
+    raising = {task.mistakes[i].source for i, m in mutants.items() if not m.reply.ok and m.reply.error == error}
+    says = {m.says for m in task.mistakes if m.source in raising}
+    if len(says) != 1 or not all(ERROR_NAMES in source for source in raising):
+        return ""
+    return says.pop()
+
+
 def _declared(source: str) -> tuple[str, bool]:
     """A mutant's `# must fail:` text and whether it is marked `# stub`, from its leading comments."""
     must_fail, stub = "", False
@@ -194,15 +217,19 @@ def _preference(mistake: Mistake, probe: Probe) -> tuple[bool, bool]:
 
 
 def matching(task: FunctionUnit, probe: Probe, sent: list[Input], reference: list, student: scoring.Observation,
-             mutants: dict[int, scoring.Observation]) -> str:
-    """The words of the mutant the student's call matches on this probe and the reference does not ("" if none)."""
+             mutants: dict[int, scoring.Observation], failing: set[int] | None = None) -> str:
+    """The words of the mutant the student's call matches on this probe and the reference does not ("" if none).
+    ``failing``: the mutants known to fail this probe on these inputs (the seed sweep scores every mutant
+    anyway); without it each is scored here."""
+    if not student.reply.ok:
+        return _same_error(task, student, mutants)
     rtol, atol = scoring.tolerance(probe)
     if not any(isinstance(r, np.ndarray) and r.ndim for r in reference):
         rtol = max(rtol, scoring.scalar_rtol(probe))
     found = []
     for index, mutant in sorted(mutants.items()):
         try:
-            differs = not scoring.check_probe(task, probe, sent, reference, mutant, {})[0]
+            differs = (index in failing) if failing is not None else not scoring.check_probe(task, probe, sent, reference, mutant, {})[0]
             if differs and same_behaviour(probe, student, mutant, rtol, atol):
                 found.append(index)
         except scoring.MalformedOutput:

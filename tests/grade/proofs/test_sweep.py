@@ -77,3 +77,10 @@ def test_the_named_share_counts_mutants_and_leaves_out_those_that_only_raise(swe
     quiet = {"lines": {scaled.label: {DRAWN: {"passed": 0, "failed": 3, "raised": 0, "named": 2, "misnamed": {}}}}}
     counted, unnamed, only_raising, _ = named_share(lab, {"c3": quiet})  # named under 2 of its 3 failing seeds: not named
     assert [m.label for m in counted] == [scaled.label] and unnamed == [str(scaled.path)] and not only_raising
+
+
+def test_a_line_whose_inputs_do_not_depend_on_the_seed_is_called_once(release):
+    """c4's lines give T as a value: the same call under every seed, so one seed covers it exactly."""
+    out, _ = release
+    found = sweep(out / "autograder" / "lab-autograder.zip", {}, range(5), with_stubs=False, tasks={"c4"})
+    assert {(v["passed"], v["failed"]) for v in found["c4"]["lines"][SOLUTION].values()} == {(1, 0)}

@@ -1,6 +1,6 @@
 """Naming a known mistake (scoring/mutant_match.py): the student's call must look like the mutant's to the probe in
 everything it measures (values, dtype, device, shape, inputs written into, projection counts, autograd), the
-mutant's unlike the reference's; an error names nothing; the mutant written for the probe is preferred."""
+mutant's unlike the reference's; an error names a mistake only when one mistake's mutants raise it, with sizes; the mutant written for the probe is preferred."""
 
 from __future__ import annotations
 
@@ -78,11 +78,24 @@ def test_a_mutant_the_reference_agrees_with_names_nothing(tmp_path):
     assert matching(task, probe, SENT, REFERENCE, wrong, {0: observed(tmp_path, REFERENCE[0])}) == ""
 
 
-def test_an_error_names_nothing(tmp_path):
+def test_an_error_names_a_mistake_only_when_one_mistake_raises_it_with_the_inputs_sizes(tmp_path):
     probe = Probe("matches the reference", 1)
-    task = task_with(("a shape mistake", ""))
+    task = task_with(("a shape mistake", "# its error names it\n"), ("another shape mistake", "# its error names it\n"),
+                     ("a stub", "# stub\n"), ("unmarked", ""))
     error = "RuntimeError: The size of tensor a (6) must match the size of tensor b (8)"
-    assert matching(task, probe, SENT, REFERENCE, observed(tmp_path, error=error), {0: observed(tmp_path, error=error)}) == ""
+    other = "RuntimeError: The size of tensor a (6) must match the size of tensor b (5)"
+
+    def named(student: str, *mutant_errors: str) -> str:
+        mutants = {i: observed(tmp_path, error=e) for i, e in enumerate(mutant_errors) if e}
+        return matching(task, probe, SENT, REFERENCE, observed(tmp_path, error=student), mutants)
+
+    assert named(error, error, other) == "a shape mistake"
+    assert named(error, other, other) == ""  # another error: another pair of dimensions met
+    assert named(error, error, error) == ""  # two mistakes raise it: the error does not say which
+    assert named(error, "", "", error) == ""  # a stub names nothing
+    assert named(error, "", "", "", error) == ""  # nor a mutant whose clash the instructor did not mark as its own
+    sizeless = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices"
+    assert named(sizeless, sizeless) == ""  # the error of many mistakes
 
 
 def test_a_device_mistake_on_meta_compares_devices_and_shapes(tmp_path):

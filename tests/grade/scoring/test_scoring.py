@@ -444,3 +444,18 @@ def test_probe_sizes_are_drawn_per_seed_within_their_ranges_and_kept_apart():
     spec["options"]["dims"]["T_q"] = [2, 2]
     with pytest.raises(InvalidChecks, match="too narrow"):
         Probe.from_json(spec, "p", None, None)
+
+
+def test_a_probe_is_seed_free_only_when_nothing_of_its_inputs_is_drawn():
+    from attn_ref.grade.checks_json import Probe
+    from attn_ref.grade.scoring.inputs import generate, probe_rng, seed_free
+    from attn_ref.release.units import drawn, normal, value
+
+    def probe(args, **options):
+        return Probe.from_json(Probe("p", 1, args, options=options).to_json(), "p", None, None)
+
+    fixed = probe((("T", value(5)),))
+    assert seed_free(fixed)
+    assert [a.data for a in generate(fixed, probe_rng(0, 0, 0))] == [a.data for a in generate(fixed, probe_rng(9, 0, 0))]
+    assert not seed_free(probe((("x", normal(4, 3)),)))  # values drawn
+    assert not seed_free(probe((("x", normal("T", 3)),), **drawn(T=(2, 5))))  # sizes drawn

@@ -1,0 +1,11 @@
+# mutant: stacks the steps' outputs along dimension 0, not along the tokens' axis (right only for 2-D x)
+# must fail: equals full causal
+def decode_with_kv_cache(x, W_q, W_k, W_v):
+    keys, values, outputs = [], [], []
+    for t in range(x.shape[-2]):
+        x_t = x[..., t : t + 1, :]
+        keys.append(x_t @ W_k)
+        values.append(x_t @ W_v)
+        out_t, _ = scaled_dot_product_attention(x_t @ W_q, torch.cat(keys, dim=-2), torch.cat(values, dim=-2))
+        outputs.append(out_t)
+    return torch.stack([o.squeeze(-2) for o in outputs], dim=0)

@@ -83,9 +83,9 @@ class Row:
 
     @property
     def change(self) -> str:
-        """What it asks, as the TA typed it: "+1", "= 2" (or both, or "?" for neither)."""
+        """What it asks, as the TA typed it: "points +1", "score 2" (or both, or "?" for neither)."""
         points, score = self.typed
-        return " and ".join(filter(None, (points, score and f"= {score}"))) or "?"
+        return " and ".join(filter(None, (points and f"points {points}", score and f"score {score}"))) or "?"
 
     @property
     def target(self) -> str:

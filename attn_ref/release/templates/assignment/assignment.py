@@ -1,5 +1,5 @@
 """TEMPLATE_ASSIGNMENT: its units in the notebook's order (`attn-ref new TEMPLATE_ASSIGNMENT --task NAME` or
-`--question NAME` adds one). Every field of Layout: docs/authoring.md."""
+`--question NAME` adds one). Every field of Layout: docs/instructors.md, "The authoring reference"."""
 
 from attn_ref.release.course import Layout
 

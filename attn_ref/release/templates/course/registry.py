@@ -1,4 +1,5 @@
-"""The course's assignments, one line each: `attn-ref build --only NAME` builds one (docs/authoring.md)."""
+"""The course's assignments, one line each: `attn-ref build --only NAME` builds one (every field:
+docs/instructors.md, "The authoring reference")."""
 
 from attn_ref.release.course import Entry
 

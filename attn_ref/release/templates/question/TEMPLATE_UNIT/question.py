@@ -1,6 +1,6 @@
 """TEMPLATE_UNIT: a numeric question. `attn-ref new` wrote an example: replace it, with prompt.md (what students
 read) and solution.py (assigns every answer). Compute each key here from the prompt's numbers, never type it
-in. Every field of Question and Answer: docs/authoring.md."""
+in. Every field of Question and Answer: docs/instructors.md, "The authoring reference"."""
 
 from attn_ref.release.units import Answer, Question
 

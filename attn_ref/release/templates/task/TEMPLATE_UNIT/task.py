@@ -3,7 +3,7 @@
 `attn-ref new` wrote an example; replace it with yours, file by file: prompt.md (what students read),
 solution.py (your solution; students get its signature and docstring), this file (the hidden probes),
 public_checks.py (what `grader.check` runs), mutants/ (wrong versions the probes must catch). Then
-`attn-ref build --only TEMPLATE_ASSIGNMENT` builds and checks it. Every field: docs/authoring.md.
+`attn-ref build --only TEMPLATE_ASSIGNMENT` builds and checks it. Every field: docs/instructors.md, "The authoring reference".
 """
 
 import numpy as np

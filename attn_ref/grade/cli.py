@@ -15,7 +15,6 @@ from pathlib import Path
 from . import settings
 from .classroom.batch import BatchOptions, check_assignment, plan_batch, run_batch
 from .classroom.canvas import RosterError, read_roster
-from .classroom.cluster_tls import check_address
 from .classroom.discover import Submission, has_notebook, is_batch
 from .classroom.gradebook import summary_lines
 from .classroom.worker_service import REFUSED
@@ -171,6 +170,8 @@ def validate(args) -> GradeRequest:
                     "working user namespaces for bubblewrap)", REFUSED)
     _warn(plan, args.autograder, submission)
     if args.cluster:  # a tls:// scheduler's client certificate and CA, before anything is read or written
+        from .classroom.cluster_tls import check_address  # here: Dask is not in the grader's own environment
+
         check_address(args.cluster)
     limits = Limits.of(budget=args.timeout, cell_timeout=args.cell_timeout, call_timeout=args.call_timeout)
     return GradeRequest(submission, args.autograder, Path(args.out or DEFAULT_OUT), args.results, plan, limits,

@@ -203,9 +203,10 @@ def test_a_workers_results_are_checked_and_what_is_not_results_is_no_grade():
     checks = Checks("practice", (QuestionUnit("q1", title="A question"),))
     job = Job("s1", lambda jail: None, lambda reason, status, fault: failed_results(checks, reason, fault, status), 10)
     good = Results.load(GRADED).to_json()
-    done = ClusterRunner._result(job, SimpleNamespace(result=lambda: json.loads(json.dumps(good))))
+    runner = SimpleNamespace(kernel_starts=set())  # what _result records beside the results: how the kernel started
+    done = ClusterRunner._result(runner, job, SimpleNamespace(result=lambda: (json.loads(json.dumps(good)), "image")))
     assert done.state is JobState.GRADED and done.results == GRADED
-    done = ClusterRunner._result(job, SimpleNamespace(result=lambda: {"score": "all of it", "extra_data": {}}))
+    done = ClusterRunner._result(runner, job, SimpleNamespace(result=lambda: ({"score": "all of it", "extra_data": {}}, "image")))
     assert done.state is JobState.FAILED and Results.load(done.results).outcome is Outcome.NOT_GRADED
     assert "ResultsError" in done.results["extra_data"]["status"] and "score is not a number" in done.results["output"]
     assert as_json({"error": "a tool's own"}) == {"error": "a tool's own"}

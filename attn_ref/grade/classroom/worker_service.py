@@ -99,7 +99,7 @@ class Request:
 
     @property
     def time_limits(self) -> Limits:
-        return Limits.of(budget=self.limits["budget"], cell_timeout=self.limits["cell"], call_timeout=self.limits["call"])
+        return Limits(**self.limits)  # its keys are Limits' fields (settings.FLAGS), checked where the line is read
 
 
 class ReplyState(str, Enum):

@@ -113,7 +113,7 @@ def test_the_round_trip_adjustments_survive_a_changed_zip(tmp_path):
     assert orphan.problem is Problem.NO_QUESTION and orphan.row.number == 2 and MASKED in orphan.why
     assert [(a.row.number, a.before, a.after) for a in book.adjustments.applied] == [(3, 0.0, 1.5)]  # still applied
     lines = summary_lines(book)
-    assert any(line.startswith(f"warning: {FILE} row 2 (123, c3 (line '{MASKED}'): +2): c3 has no line") for line in lines)
+    assert any(line.startswith(f"warning: {FILE} row 2 (123, c3 (line '{MASKED}'): points +2): c3 has no line") for line in lines)
     assert any("the run exits 4 and writes no canvas.csv" in line for line in lines)
     assert not (out / "canvas.csv").exists()  # an import would drop the change a TA granted: no file, not a stale one
     rows = {r["name"]: r for r in _csv(out / "grades.csv")}
@@ -296,7 +296,7 @@ def test_a_class_regraded_with_a_changed_zip_keeps_its_adjustments_and_imports_t
     done = _grade_cli(export, tmp_path / "practice-autograder.zip", out, roster)
     assert done.returncode == 4, done.stderr[-2000:]
     assert "2 submissions: 2 graded" in done.stdout
-    assert f"warning: {FILE} row 3 (00123, q11 (line 'q11_bytes_bf16'): -1): q11 has no line 'q11_bytes_bf16'" in done.stdout
+    assert f"warning: {FILE} row 3 (00123, q11 (line 'q11_bytes_bf16'): points -1): q11 has no line 'q11_bytes_bf16'" in done.stdout
     assert "mend or delete them and run again" in done.stderr and not (out / "canvas.csv").exists()
     rows = {r["name"]: r for r in _csv(out / "grades.csv")}
     assert [(rows[n]["total"], rows[n]["adjusted total"]) for n in ("Ada Lovelace", "Alan Turing")] == [("22", "22"), ("0", "1")]

@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import settings
+from .classroom.adjustments import FILE as ADJUSTMENTS_FILE
 from .classroom.batch import BatchOptions, check_assignment, plan_batch, run_batch
 from .classroom.canvas import RosterError, read_roster
 from .classroom.discover import Submission, has_notebook, is_batch
 from .classroom.gradebook import summary_lines
-from .classroom.worker_service import REFUSED
+from .classroom.worker_service import REFUSED, UNSANDBOXED
 from .core import grade
 from .inkernel.errors import GraderError
 from .inkernel.text import plain_text
@@ -166,8 +167,7 @@ def validate(args) -> GradeRequest:
     plan = resolve(args.autograder if Path(args.autograder).is_dir() else None, python=args.kernel_python,
                    namespaces=args.namespaces)
     if args.require_isolation and plan.unsandboxed:
-        raise _Stop("refusing to grade: kernels would run unsandboxed as this user (not root, and no "
-                    "working user namespaces for bubblewrap)", REFUSED)
+        raise _Stop(UNSANDBOXED, REFUSED)
     _warn(plan, args.autograder, submission)
     if args.cluster:  # a tls:// scheduler's client certificate and CA, before anything is read or written
         from .classroom.cluster_tls import check_address  # here: Dask is not in the grader's own environment
@@ -246,7 +246,7 @@ def _grade_class(request: GradeRequest) -> int:
         say(f"kernels {report.kernel_start}")
     say(*summary_lines(report.book))
     if report.book.adjustments is not None and report.book.adjustments.holds_back_import:
-        say(f"attn-ref grade: {out / 'adjustments.csv'} has rows that cannot be applied (the warnings above say which "
+        say(f"attn-ref grade: {out / ADJUSTMENTS_FILE} has rows that cannot be applied (the warnings above say which "
             "and why): mend or delete them and run again", file=sys.stderr)
         return UNAPPLIED_ADJUSTMENTS
     return 0

@@ -28,6 +28,8 @@ from ..settings import Limits
 
 PARENT_ENV = "ATTN_REF_PARENT_PID"  # the worker's pid: its grader ends (and ends its kernels) with it
 REFUSED = 3  # the exit code of a grader that cannot isolate its kernels (--require-isolation)
+UNSANDBOXED = ("refusing to grade: kernels would run unsandboxed as this user (not root, and no working user "
+               "namespaces for bubblewrap)")  # what such a grader says, on the command line and to its worker
 MAX_LINE = 1 << 16  # a request or a reply (results travel as a file)
 
 
@@ -166,8 +168,7 @@ def serve(autograder: str, require_isolation: bool) -> int:
     replies = _replies()
     plan = resolve(None)
     if require_isolation and plan.unsandboxed:
-        _say(replies, Reply(ReplyState.REFUSED, "refusing to grade: kernels would run unsandboxed as this user (not "
-                                                "root, and no working user namespaces for bubblewrap)"))
+        _say(replies, Reply(ReplyState.REFUSED, UNSANDBOXED))
         return REFUSED
     loaded, plan = prepare(autograder, plan)
     warm_up()  # before the supervisor forks a grading process per submission

@@ -2,7 +2,7 @@
 `--kernel-image off`, every kernel started afresh) and `--cluster local:2` (a grader and a kernel image per
 worker) beside a loop of `otter run`.
 
-Run: .venv/bin/python benchmarks/regrade.py [--n 20] [--jobs 2] [--fresh] [--no-cluster]. Builds the lab release in a
+Run: .venv/bin/python benchmarks/regrade.py [--n 20] [--jobs 2] [--fresh] [--shm] [--no-cluster]. Builds the lab release in a
 temporary folder, writes N lab submissions that otter can finish (correct, partly wrong, blank: no infinite loops,
 since otter has no timeout), grades them every way in one run and prints, for each, the wall time, the CPU
 seconds of every process (cpu_stages.py: the tree sampled every 20 ms; the otter loop: getrusage of its reaped
@@ -78,6 +78,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--fresh", action="store_true", help="also --jobs JOBS with --kernel-image off")
     parser.add_argument("--no-cluster", action="store_true", help="skip the --cluster local:JOBS row")
+    parser.add_argument("--shm", action="store_true", help="also --jobs JOBS with TMPDIR=/dev/shm (the kernels' folders in memory)")
     args = parser.parse_args()
     n = args.n
     with tempfile.TemporaryDirectory() as tmp:
@@ -88,6 +89,8 @@ def main() -> None:
         otter_zip = plain_otter_zip(tmp)
         grade = [str(BIN / "attn-ref"), "grade", str(tmp / "class"), "--autograder", str(built.autograder)]
         runs = {f"attn-ref grade --jobs {args.jobs}": (grade + ["--out", str(tmp / "jobs"), "--jobs", str(args.jobs)], "jobs")}
+        if args.shm:
+            runs["  the same, TMPDIR=/dev/shm"] = (grade + ["--out", str(tmp / "shm"), "--jobs", str(args.jobs)], "shm")
         if args.fresh:  # every kernel started afresh (before the kernel image)
             runs["  the same, --kernel-image off"] = (grade + ["--out", str(tmp / "fresh"), "--jobs", str(args.jobs),
                                                               "--kernel-image", "off"], "fresh")
@@ -95,8 +98,9 @@ def main() -> None:
             runs[f"attn-ref grade --cluster local:{args.jobs}"] = (grade + ["--out", str(tmp / "cluster"), "--cluster",
                                                                             f"local:{args.jobs}"], "cluster")
         sampled = {}
-        for label, (cmd, _) in runs.items():
-            sampled[label] = run_sampled(cmd)
+        for label, (cmd, out) in runs.items():
+            env = {**os.environ, "TMPDIR": "/dev/shm"} if out == "shm" else None
+            sampled[label] = run_sampled(cmd, env=env)
             assert sampled[label].returncode == 0, f"{label} failed"
         same = {label: grades(tmp / out / "grades.csv") == grades(tmp / "jobs/grades.csv") for label, (_, out) in runs.items()}
 

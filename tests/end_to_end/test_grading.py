@@ -29,6 +29,20 @@ def test_solution_full_blank_zero(release, grade_notebook, name):
     assert (len(written) > 0) == (name == "practice")  # practice has written parts, the lab none
 
 
+def test_a_grader_whose_temporary_folder_is_in_dev_shm_grades_as_from_tmp(release, grade_notebook, monkeypatch):
+    """TMPDIR=/dev/shm (the calls' files in memory, docs/tas.md): the kernel's folders are bound after the
+    sandbox's own /dev and /dev/shm, which would otherwise hide them (bubblewrap could not chdir)."""
+    import tempfile
+
+    out, _ = release
+    monkeypatch.setenv("TMPDIR", "/dev/shm")
+    monkeypatch.setattr(tempfile, "tempdir", None)  # read TMPDIR again
+    solution = nbformat.read(str(out / "solutions/lab/lab.ipynb"), as_version=4)
+    results = grade_notebook(solution, zip_of(out, "lab"))
+    assert results["extra_data"]["status"] == "ok", results["extra_data"]
+    assert scores(results) == max_scores(results), json.dumps(results["tests"], indent=1)
+
+
 # One wrong variable in every question; each question loses exactly that variable's points.
 
 

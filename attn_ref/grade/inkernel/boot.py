@@ -43,4 +43,5 @@ del _NoGraderImports, _GradingNotebook, _otter
 
 from ipykernel import kernelapp  # noqa: E402
 
-kernelapp.launch_new_instance()
+# IPython writes every cell into an SQLite history file as it runs it; nobody reads a graded kernel's history
+kernelapp.launch_new_instance(argv=[*sys.argv[1:], "--HistoryManager.enabled=False"])

@@ -371,10 +371,12 @@ class Jail:
         for mount in plan.mounts:
             if not mount.startswith(("/usr/", "/etc/")):
                 argv += ["--ro-bind", mount, mount]
+        # the fresh /dev and /dev/shm before the grader's folders: a grader whose TMPDIR is in /dev/shm (in memory,
+        # where a call's files cost a tenth of a disk's) binds its folders there, which a later mount would hide
+        argv += ["--proc", "/proc", "--dev", "/dev", *sized, "--tmpfs", "/dev/shm"]
         argv += ["--bind", str(workdir), str(workdir), "--ro-bind", str(conn_dir), str(conn_dir),
                  "--bind", str(self.exchange), str(self.exchange), "--bind", str(sock_dir), str(sock_dir)]
-        argv += ["--proc", "/proc", "--dev", "/dev", *sized, "--tmpfs", "/dev/shm", "--chdir", str(workdir), "--"]
-        return argv
+        return [*argv, "--chdir", str(workdir), "--"]
 
     def kill_processes(self) -> int:
         """End everything the kernel started; from the grading process (as root: every process of the uid,

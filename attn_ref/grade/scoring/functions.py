@@ -99,6 +99,8 @@ def _known_mistake(ctx: GradingContext, task: FunctionUnit, probe: Probe, args: 
     run through the kernel's harness on the same call's files."""
     if obs.reply.ok and scoring.forms_problem(task, obs.reply):
         return ""  # nothing to compare (not written yet, the wrong number of values): the runner stays unstarted
+    if not obs.reply.ok and not mutant_match.error_could_name(task, obs):
+        return ""  # an error no mutant's can name (a placeholder's, one without sizes): the runner stays unstarted
     found = ctx.mistakes().observations(task, call_files(task, probe, args, {}))
     return mutant_match.matching(task, probe, args, reference, obs, found)
 

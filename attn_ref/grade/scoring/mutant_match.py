@@ -179,6 +179,12 @@ def same_behaviour(probe: Probe, student: scoring.Observation, mutant: scoring.O
     return "autograd_used" not in probe.checks or s.autograd_used == m.autograd_used
 
 
+def error_could_name(task: FunctionUnit, student: scoring.Observation) -> bool:
+    """Whether a call that raised could name a mistake at all (``_same_error``): its error carries numbers and
+    the task has a mutant marked ``# its error names it``. Where not, the mutants need not run."""
+    return any(c.isdigit() for c in student.reply.error or "") and any(ERROR_NAMES in m.source for m in task.mistakes)
+
+
 def _same_error(task: FunctionUnit, student: scoring.Observation, mutants: dict[int, scoring.Observation]) -> str:
     """The words of the one mistake whose mutants raise, on these inputs, the very error the student's call
     raised ("" if none, or if mutants of different words raise it). Only an error that carries the inputs'
@@ -188,7 +194,7 @@ def _same_error(task: FunctionUnit, student: scoring.Observation, mutants: dict[
     likely mistake makes (c6's K/V split at the middle clashes d_k with d_v as swapping the caches does:
     unmarked). One without sizes ("tensors on two devices") is the error of many mistakes."""
     error = student.reply.error or ""
-    if not any(c.isdigit() for c in error):
+    if not error_could_name(task, student):
         return ""
     raising = {task.mistakes[i].source for i, m in mutants.items() if not m.reply.ok and m.reply.error == error}
     says = {m.says for m in task.mistakes if m.source in raising}

@@ -13,7 +13,7 @@ from attn_ref.grade.checks_json import FunctionUnit, Mistake, Probe
 from attn_ref.grade.inkernel.wire import PROTOCOL, parse_call_reply
 from attn_ref.grade.scoring.comparators import Observation
 from attn_ref.grade.scoring.inputs import Input
-from attn_ref.grade.scoring.mutant_match import matching
+from attn_ref.grade.scoring.mutant_match import error_could_name, matching
 
 _folders = itertools.count()
 X = np.arange(6.0).reshape(2, 3)
@@ -96,6 +96,23 @@ def test_an_error_names_a_mistake_only_when_one_mistake_raises_it_with_the_input
     assert named(error, "", "", "", error) == ""  # nor a mutant whose clash the instructor did not mark as its own
     sizeless = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices"
     assert named(sizeless, sizeless) == ""  # the error of many mistakes
+
+
+def test_the_mutants_need_not_run_for_an_error_none_of_them_could_name(tmp_path):
+    """functions._known_mistake leaves the mutants' process unstarted where ``error_could_name`` is False: it must
+    be False exactly where matching would name nothing whatever the mutants raised."""
+    marked = task_with(("a shape mistake", "# its error names it\n"), ("unmarked", ""))
+    unmarked = task_with(("unmarked", ""), ("a stub", "# stub\n"))
+    sized = "RuntimeError: The size of tensor a (6) must match the size of tensor b (8)"
+    for error in (sized, "NotImplementedError", "RuntimeError: Expected all tensors to be on the same device"):
+        for task in (marked, unmarked):
+            student = observed(tmp_path, error=error)
+            mutants = {i: observed(tmp_path, error=error) for i in range(1, len(task.mistakes))} | {0: observed(tmp_path, error=error)}
+            if not error_could_name(task, student):
+                assert matching(task, Probe("p", 1), SENT, REFERENCE, student, mutants) == ""
+    assert error_could_name(marked, observed(tmp_path, error=sized))
+    assert not error_could_name(unmarked, observed(tmp_path, error=sized))
+    assert not error_could_name(marked, observed(tmp_path, error="NotImplementedError"))
 
 
 def test_a_device_mistake_on_meta_compares_devices_and_shapes(tmp_path):

@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 
 import numpy as np
 
 from attn_ref.grade.checks_json import FunctionUnit, Mistake, Probe
 from attn_ref.grade.inkernel.wire import PROTOCOL, parse_call_reply
 from attn_ref.grade.scoring.comparators import Observation
+from attn_ref.grade.scoring.functions import call_files
 from attn_ref.grade.scoring.inputs import Input
-from attn_ref.grade.scoring.mutant_match import matching
+from attn_ref.grade.scoring.mutant_match import MistakeRunner, matching
 
 _folders = itertools.count()
 X = np.arange(6.0).reshape(2, 3)
@@ -123,3 +125,26 @@ def test_the_mutant_written_for_the_probe_is_preferred_and_a_stub_comes_last(tmp
     assert matching(task, probe, SENT, REFERENCE, observed(tmp_path, nan), mutants) == "no max shift"
     del mutants[2]
     assert matching(task, probe, SENT, REFERENCE, observed(tmp_path, nan), mutants) == "something else"
+
+
+def test_a_mutant_keeping_state_between_calls_first_hears_the_tasks_calls_it_missed():
+    """The mutants start at a grading's first failed probe; the calls of the task before it (and any passed
+    since) are replayed to them first, so a module-level cache holds what the student's held."""
+    counts = "# mutant: counts its calls in a module-level list\n_calls = []\n\n\ndef softmax(x):\n    _calls.append(1)\n    return x * len(_calls)\n"
+    task = FunctionUnit("c1", function="softmax", outputs=("out",), mistakes=(Mistake("counts its calls", counts),))
+    probe = Probe("matches the reference", 1)
+
+    def files(scale: float) -> dict[str, bytes]:
+        return call_files(task, probe, [Input("x", "array", X * scale, False, False)], {})
+
+    runner = MistakeRunner(sys.executable, "import numpy as np\n")
+    try:
+        assert runner.heard(task) == 0
+        second = runner.observations(task, files(2.0), [files(1.0)])  # the first call passed: replayed, unread
+        assert runner.heard(task) == 2
+        fourth = runner.observations(task, files(4.0), [files(3.0)])
+        assert runner.heard(task) == 4
+        assert np.array_equal(second[0].array(second[0].reply.outputs[0]), X * 2.0 * 2)  # its second call
+        assert np.array_equal(fourth[0].array(fourth[0].reply.outputs[0]), X * 4.0 * 4)  # its fourth, not its second
+    finally:
+        runner.close()

@@ -1,4 +1,4 @@
-# mutant: passes causal_mask(t + 1) to a one-query step: the (t + 1) × (t + 1) mask broadcasts the one query into t + 1 output rows
+# mutant: passes a (t + 1) × (t + 1) causal mask to a one-query step: the mask broadcasts the one query into t + 1 output rows
 # must fail: equals full causal
 def decode_with_kv_cache(x, W_q, W_k, W_v):
     keys, values, outputs = [], [], []

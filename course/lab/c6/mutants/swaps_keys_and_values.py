@@ -1,4 +1,4 @@
-# mutant: stores each token's value in the key cache and its key in the value cache
+# mutant: swaps keys and values: each step attends with the values as its keys and the keys as its values
 # must fail: float32 in, float32 out
 def decode_with_kv_cache(x, W_q, W_k, W_v):
     keys, values, outputs = [], [], []

@@ -98,12 +98,12 @@ def run_probe(ctx: GradingContext, task: FunctionUnit, probe: Probe, args: list[
 def _known_mistake(ctx: GradingContext, task: FunctionUnit, probe: Probe, args: list[Input], reference: list,
                    obs: scoring.Observation) -> str:
     """The declared mutant whose call looks like the student's to this probe (mutant_match.py), or "": the mutants
-    run through the kernel's harness on the same call's files, after the task's earlier calls they have not
-    heard yet (a mutant that keeps state between calls then holds what the student's function held)."""
+    run through the kernel's harness on the same call's files; one that keeps state between calls first on the
+    task's earlier calls it has not heard yet, so that it holds what the student's function held."""
     if obs.reply.ok and scoring.forms_problem(task, obs.reply):
         return ""  # nothing to compare (not written yet, the wrong number of values): the runner stays unstarted
     runner = ctx.mistakes()
-    unheard = ctx.called.get(task.name, [])[runner.heard(task):-1]
+    unheard = ctx.called.get(task.name, [])[runner.heard(task):-1] if mutant_match.replayed(task) else []
     found = runner.observations(task, call_files(task, probe, args, {}), [call_files(task, p, a, {}) for p, a in unheard])
     return mutant_match.matching(task, probe, args, reference, obs, found)
 

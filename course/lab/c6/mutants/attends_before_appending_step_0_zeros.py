@@ -1,4 +1,4 @@
-# mutant: attends before appending the current token's key and value (each step misses itself; step 0, with an empty cache, outputs zeros)
+# mutant: leaves the current token's key and value out of its own step (attends before appending them, or slices the cache one short): step t sees keys 0 … t − 1, and step 0, with none, outputs zeros
 # must fail: equals full causal
 def decode_with_kv_cache(x, W_q, W_k, W_v):
     keys, values, outputs = [], [], []

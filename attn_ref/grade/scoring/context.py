@@ -24,6 +24,7 @@ class GradingContext:
     seed: int
     env: dict = field(default_factory=dict)  # what the kernel said it runs on (for the record, and CUDA)
     mistake_runner: MistakeRunner | None = None  # started at the first failed probe (mutant_match.py)
+    called: dict[str, list] = field(default_factory=dict)  # task -> [(probe, inputs)] of its CPU and meta calls, in order
     name_mistakes: bool = True  # off where only verdicts matter (many seeds of trusted code: messages unread)
     submitters: tuple | None = None  # the platform's [{"email", "sid", "name"}] of this submission; None: no such list
 

@@ -67,6 +67,8 @@ def run_probe(ctx: GradingContext, task: FunctionUnit, probe: Probe, args: list[
     Once a stand-in has reached the kernel, a failure's message holds nothing the kernel wrote (withheld.py)."""
     session = ctx.session
     exchange = session.exchange(task.name, call_files(task, probe, args, substitutes))
+    if probe.device in ("cpu", "meta"):
+        ctx.called.setdefault(task.name, []).append((probe, args))  # the mutants replay them (_known_mistake)
     ran = session.call("call", task.function, str(exchange.inbox), str(exchange.outbox), timeout=ctx.limits.call)
     if ran.status is Status.TIMEOUT:
         return False, f"the call did not finish ({ran.error})", (), ran.status
@@ -96,12 +98,15 @@ def run_probe(ctx: GradingContext, task: FunctionUnit, probe: Probe, args: list[
 def _known_mistake(ctx: GradingContext, task: FunctionUnit, probe: Probe, args: list[Input], reference: list,
                    obs: scoring.Observation) -> str:
     """The declared mutant whose call looks like the student's to this probe (mutant_match.py), or "": the mutants
-    run through the kernel's harness on the same call's files."""
+    run through the kernel's harness on the same call's files; one that keeps state between calls first on the
+    task's earlier calls it has not heard yet, so that it holds what the student's function held."""
     if obs.reply.ok and scoring.forms_problem(task, obs.reply):
         return ""  # nothing to compare (not written yet, the wrong number of values): the runner stays unstarted
     if not obs.reply.ok and not mutant_match.error_could_name(task, obs):
         return ""  # an error no mutant's can name (a placeholder's, one without sizes): the runner stays unstarted
-    found = ctx.mistakes().observations(task, call_files(task, probe, args, {}))
+    runner = ctx.mistakes()
+    unheard = ctx.called.get(task.name, [])[runner.heard(task):-1] if mutant_match.replayed(task) else []
+    found = runner.observations(task, call_files(task, probe, args, {}), [call_files(task, p, a, {}) for p, a in unheard])
     return mutant_match.matching(task, probe, args, reference, obs, found)
 
 

@@ -16,12 +16,15 @@ fail:` names it) is told before one that is not, and a stub (`# stub`: it does n
 The mutants run in a process of their own (mistakes_runner.py, with the students' interpreter, which has
 torch: the grader's has not), started at the first failed probe of a grading and kept for the rest of it;
 each is called through the kernel's own harness on the files of the student's call, on the probe's device
-(CPU or meta). Only trusted code and data reach it (the assignment's helpers and mutants, the harness, and
+(CPU or meta); a mutant marked `# keeps state between calls` (a module-level cache) is called first on the
+task's earlier calls it has not been called on (their replies unread), so that it holds what the student's
+function held, as in the seed sweep, where every mutant is called on every line in order. Only trusted code and data reach it (the assignment's helpers and mutants, the harness, and
 inputs the grader made); the student's reply and the mutants' are compared here, on the trusted side.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import selectors
 import shutil
@@ -44,6 +47,7 @@ from .inputs import Input
 
 RUNNER = MISTAKES_RUNNER
 ERROR_NAMES = "# its error names it"  # a mutant's leading comment: a student raising its very error is told its words
+KEEPS_STATE = "# keeps state between calls"  # a mutant's leading comment: it first hears the task's calls it missed
 
 
 class MistakeRunner:
@@ -55,6 +59,7 @@ class MistakeRunner:
         self.process: subprocess.Popen | HelperProcess | None = None
         self.broken = False
         self.folder = Path(tempfile.mkdtemp(prefix="attn-ref-mistakes-"))
+        self.calls_heard: dict[str, int] = {}  # task -> its calls the mutants were called on (replayed or compared)
 
     def _start(self) -> None:
         if self.image is not None:  # torch is imported there already
@@ -72,18 +77,25 @@ class MistakeRunner:
         self.process.stdin.write(json.dumps(message) + "\n")
         self.process.stdin.flush()
 
-    def observations(self, task: FunctionUnit, files: dict[str, bytes]) -> dict[int, scoring.Observation]:
+    def heard(self, task: FunctionUnit) -> int:
+        """How many of the task's calls the mutants have been called on in this grading."""
+        return self.calls_heard.get(task.name, 0)
+
+    def observations(self, task: FunctionUnit, files: dict[str, bytes],
+                     before: list[dict[str, bytes]] = ()) -> dict[int, scoring.Observation]:
         """{mutant index: what the harness reported of its call} on the call's files (functions.call_files: the
-        student's call.json and inputs); {} if the runner cannot run."""
+        student's call.json and inputs); {} if the runner cannot run. ``before``: the files of the task's calls
+        the student's function got since ``heard``, which each mutant marked ``# keeps state between calls`` is
+        called on first (mistakes_runner.py; the others hold nothing from one call to the next)."""
         if self.broken:
             return {}
         try:
             if self.process is None:
                 self._start()
-            folder = Path(tempfile.mkdtemp(dir=self.folder))
-            for name, data in files.items():
-                (folder / name).write_bytes(data)
-            self._send({"folder": str(folder), "function": task.function,
+            folder, earlier = self._written(files), [str(self._written(f)) for f in before]
+            self.calls_heard[task.name] = self.heard(task) + len(before) + 1
+            self._send({"folder": str(folder), "before": earlier, "function": task.function,
+                        "replayed": replayed(task),
                         "mutants": [[i, m.source] for i, m in enumerate(task.mistakes)]})
             reply = json.loads(_readline(self.process, self.reply_timeout))
             found = {}
@@ -97,6 +109,12 @@ class MistakeRunner:
         except (OSError, ValueError, KeyError, TimeoutError):
             self.broken = True  # the hint is optional: grading goes on without it
             return {}
+
+    def _written(self, files: dict[str, bytes]) -> Path:
+        folder = Path(tempfile.mkdtemp(dir=self.folder))
+        for name, data in files.items():
+            (folder / name).write_bytes(data)
+        return folder
 
     def close(self) -> None:
         if self.process is not None:
@@ -201,6 +219,12 @@ def _same_error(task: FunctionUnit, student: scoring.Observation, mutants: dict[
     if len(says) != 1 or not all(ERROR_NAMES in source for source in raising):
         return ""
     return says.pop()
+
+
+def replayed(task: FunctionUnit) -> list[int]:
+    """The task's mutants marked ``# keeps state between calls`` among their leading comments (by index)."""
+    return [i for i, m in enumerate(task.mistakes)
+            if KEEPS_STATE in itertools.takewhile(lambda line: line.startswith("#"), (line.strip() for line in m.source.splitlines()))]
 
 
 def _declared(source: str) -> tuple[str, bool]:

@@ -11,11 +11,15 @@ counts, whether autograd ran, on the probe's device (meta tensors through the sa
 One JSON request per line on stdin, one JSON reply per line on stdout:
 
     first line:  {"helpers": SOURCE, "harness": SOURCE}    the mutants' namespace, and the kernel's harness
-    request:     {"folder": DIR, "function": NAME, "mutants": [[ID, SOURCE], ...]}    DIR holds the call's files
+    request:     {"folder": DIR, "before": [DIR, ...], "replayed": [ID, ...], "function": NAME,
+                  "mutants": [[ID, SOURCE], ...]}
     reply:       {"results": {ID: {"reply": "m<ID>"} | {"error": TEXT}}}
 
-Mutant ID's reply (the harness's reply.json and its .npy files) is written to DIR/m<ID>/; "error" says that
-its namespace could not be made (what its function raises is in its reply, as the kernel's would be).
+Each DIR holds one call's files. Mutant ID's reply (the harness's reply.json and its .npy files) is written to
+DIR/m<ID>/; "error" says that its namespace could not be made (what its function raises is in its reply, as
+the kernel's would be). "before": the calls the student's function got since the mutants last heard of this
+task, in order: each mutant of "replayed" (those that keep state between calls: a module-level cache) is
+called on them first, their replies left unread, so that it holds what the student's function held.
 """
 
 import json
@@ -41,7 +45,7 @@ def main():
     exec(compile(first["harness"], "<harness>", "exec"), harness)
     for line in sys.stdin:
         request = json.loads(line)
-        results = {}
+        results, replayed = {}, set(request.get("replayed", []))
         for mutant, source in request["mutants"]:
             out = os.path.join(request["folder"], "m%d" % int(mutant))
             try:
@@ -51,6 +55,10 @@ def main():
                 results[mutant] = {"error": "%s: %s" % (type(err).__name__, str(err)[:200])}
                 continue
             harness["_main_namespace"] = lambda namespace=namespace: namespace  # the harness looks the function up there
+            for earlier in request.get("before", []) if mutant in replayed else []:
+                unread = os.path.join(earlier, "m%d" % int(mutant))
+                os.mkdir(unread)
+                harness["call"](request["function"], earlier, unread)
             harness["call"](request["function"], request["folder"], out)  # fresh inputs each call: a mutant may write into them
             results[mutant] = {"reply": "m%d" % int(mutant)}
         replies.write(json.dumps({"results": results}) + "\n")

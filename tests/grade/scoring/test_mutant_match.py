@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 
 import numpy as np
 
 from attn_ref.grade.checks_json import FunctionUnit, Mistake, Probe
 from attn_ref.grade.inkernel.wire import PROTOCOL, parse_call_reply
 from attn_ref.grade.scoring.comparators import Observation
+from attn_ref.grade.scoring.functions import call_files
 from attn_ref.grade.scoring.inputs import Input
-from attn_ref.grade.scoring.mutant_match import error_could_name, matching
+from attn_ref.grade.scoring.mutant_match import MistakeRunner, error_could_name, matching
 
 _folders = itertools.count()
 X = np.arange(6.0).reshape(2, 3)
@@ -140,3 +142,34 @@ def test_the_mutant_written_for_the_probe_is_preferred_and_a_stub_comes_last(tmp
     assert matching(task, probe, SENT, REFERENCE, observed(tmp_path, nan), mutants) == "no max shift"
     del mutants[2]
     assert matching(task, probe, SENT, REFERENCE, observed(tmp_path, nan), mutants) == "something else"
+
+
+def test_a_mutant_keeping_state_between_calls_first_hears_the_tasks_calls_it_missed():
+    """The mutants start at a grading's first failed probe; one marked as keeping state between calls is first
+    called on the task's calls before it (and any passed since), so a module-level cache holds what the
+    student's held; the others are called on the compared calls alone."""
+    def counting(marker: str) -> str:
+        return f"# mutant: counts its calls\n{marker}\n_calls = []\n\n\ndef softmax(x):\n    _calls.append(1)\n    return x * len(_calls)\n"
+
+    task = FunctionUnit("c1", function="softmax", outputs=("out",),
+                        mistakes=(Mistake("replayed", counting("# keeps state between calls")), Mistake("not", counting(""))))
+    probe = Probe("matches the reference", 1)
+
+    def files(scale: float) -> dict[str, bytes]:
+        return call_files(task, probe, [Input("x", "array", X * scale, False, False)], {})
+
+    def out(found: dict, i: int) -> np.ndarray:
+        return found[i].array(found[i].reply.outputs[0])
+
+    runner = MistakeRunner(sys.executable, "import numpy as np\n")
+    try:
+        assert runner.heard(task) == 0
+        second = runner.observations(task, files(2.0), [files(1.0)])  # the first call passed: replayed, unread
+        assert runner.heard(task) == 2
+        fourth = runner.observations(task, files(4.0), [files(3.0)])
+        assert runner.heard(task) == 4
+        assert np.array_equal(out(second, 0), X * 2.0 * 2)  # its second call
+        assert np.array_equal(out(fourth, 0), X * 4.0 * 4)  # its fourth, not its second
+        assert np.array_equal(out(fourth, 1), X * 4.0 * 2)  # unmarked: the compared calls alone
+    finally:
+        runner.close()

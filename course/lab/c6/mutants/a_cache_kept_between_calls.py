@@ -1,4 +1,5 @@
 # mutant: keeps its cache between calls (keyed on the shapes)
+# keeps state between calls
 # must fail: a second call starts from an empty cache
 _CACHES = {}
 

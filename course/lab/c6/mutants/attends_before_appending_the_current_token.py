@@ -1,4 +1,4 @@
-# mutant: attends before appending the current token's key and value (each step misses itself; the cache starts with token 0)
+# mutant: leaves the current token's key and value out of its own step (attends before appending them, or slices the cache one short): step t sees keys 0 … t − 1, step 0 key 0
 # must fail: equals full causal
 def decode_with_kv_cache(x, W_q, W_k, W_v):
     keys, values, outputs = [x[..., :1, :] @ W_k], [x[..., :1, :] @ W_v], []

@@ -1,4 +1,4 @@
-# mutant: preallocates the outputs with torch.zeros in the default dtype (float32), whatever comes in
+# mutant: preallocates a buffer (its outputs or its cache) with torch.zeros in the default dtype (float32), whatever comes in
 # must fail: float64 in, float64 out
 def decode_with_kv_cache(x, W_q, W_k, W_v):
     out = torch.zeros(*x.shape[:-1], W_v.shape[-1], device=x.device)

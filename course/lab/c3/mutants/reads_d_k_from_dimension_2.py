@@ -1,4 +1,4 @@
-# mutant: reads d_k as q.shape[2], right only for 3-D (B, T, d_k) input
+# mutant: scales by the square root of a sequence length (the number of queries or keys), not of d_k: for (B, H, T, d_k) input, q.shape[2] is T
 # must fail: broadcasts over heads
 def scaled_dot_product_attention(q, k, v, mask=None):
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[2])

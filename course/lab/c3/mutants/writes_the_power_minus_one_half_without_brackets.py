@@ -1,4 +1,4 @@
-# mutant: writes the power -1/2 without brackets: Python reads d_k ** -1/2 as (d_k ** -1) / 2, not 1/sqrt(d_k)
+# mutant: writes the power 1/2 without brackets: Python reads d_k ** -1/2 as (d_k ** -1) / 2 and x / d_k ** 1/2 as x / d_k / 2, not a square root
 # must fail: no mask
 def scaled_dot_product_attention(q, k, v, mask=None):
     scores = q @ k.transpose(-2, -1) * q.shape[-1] ** -1/2

@@ -11,7 +11,9 @@ mistake, and no other, raise the very same error on the same inputs, and the err
 (a shape mismatch between two dimensions the probe drew apart); an error without them (one tensor built on
 the CPU) is the error of many mistakes, and names none. A mutant differs from the reference
 when it fails the probe itself. Where two mutants match, the one written for this probe (its `# must
-fail:` names it) is told before one that is not, and a stub (`# stub`: it does none of the task) last.
+fail:` names it) is told before one that is not, and a stub (`# stub`: it does none of the task) last;
+where mutants of different words match equally (both written for this probe, or neither: c4's inverse mask and its
+diagonal left out both give [[False]] for T = 1), none is told, since either name may be false.
 
 The mutants run in a process of their own (mistakes_runner.py, with the students' interpreter, which has
 torch: the grader's has not), started at the first failed probe of a grading and kept for the rest of it;
@@ -266,4 +268,6 @@ def matching(task: FunctionUnit, probe: Probe, sent: list[Input], reference: lis
             continue  # a value that cannot be read matches nothing
     if not found:
         return ""
-    return task.mistakes[min(found, key=lambda i: _preference(task.mistakes[i], probe))].says
+    best = min(_preference(task.mistakes[i], probe) for i in found)
+    says = {task.mistakes[i].says for i in found if _preference(task.mistakes[i], probe) == best}
+    return says.pop() if len(says) == 1 else ""  # two mistakes explain it equally well: naming either may be false

@@ -1,6 +1,6 @@
 """Naming a known mistake (scoring/mutant_match.py): the student's call must look like the mutant's to the probe in
 everything it measures (values, dtype, device, shape, inputs written into, projection counts, autograd), the
-mutant's unlike the reference's; an error names a mistake only when one mistake's mutants raise it, with sizes; the mutant written for the probe is preferred."""
+mutant's unlike the reference's; an error names a mistake only when one mistake's mutants raise it, with sizes; the mutant written for the probe is preferred, and two mistakes that explain a line equally name none."""
 
 from __future__ import annotations
 
@@ -173,3 +173,16 @@ def test_a_mutant_keeping_state_between_calls_first_hears_the_tasks_calls_it_mis
         assert np.array_equal(out(fourth, 1), X * 4.0 * 2)  # unmarked: the compared calls alone
     finally:
         runner.close()
+
+def test_two_mistakes_that_explain_a_line_equally_name_none(tmp_path):
+    """c4's T = 1: an inverse mask and a diagonal left out both return [[False]]; naming either may be false."""
+    probe = Probe("logits of ±1e4 give no NaN or inf", 1, checks=("finite", "matches_reference"))
+    nan = np.full_like(X, np.nan)
+    student = observed(tmp_path, nan)
+    equal = task_with(("no max shift", "# must fail: axis\n"), ("an inverse mask", "# must fail: axis\n"))
+    assert matching(equal, probe, SENT, REFERENCE, student, {0: observed(tmp_path, nan), 1: observed(tmp_path, nan)}) == ""
+    one_written_for_it = task_with(("no max shift", "# must fail: ±1e4\n"), ("an inverse mask", "# must fail: axis\n"))
+    mutants = {0: observed(tmp_path, nan), 1: observed(tmp_path, nan)}
+    assert matching(one_written_for_it, probe, SENT, REFERENCE, student, mutants) == "no max shift"
+    same_words = task_with(("no max shift", "# must fail: axis\n"), ("no max shift", ""))
+    assert matching(same_words, probe, SENT, REFERENCE, student, mutants) == "no max shift"  # two forms of one mistake

@@ -1,4 +1,5 @@
 # mutant: transposes k with k.T, which reverses every dimension (right only for 2-D input)
+# says: transposes k along fixed dimensions (k.T reverses all of them; k.transpose(1, 2) is right only for 3-D input)
 # its error names it
 # must fail: no mask
 def scaled_dot_product_attention(q, k, v, mask=None):

@@ -1,0 +1,10 @@
+# mutant: assumes 3-D input: torch.bmm
+# says: assumes 3-D (B, T, d) input (torch.bmm, or three sizes unpacked from q.shape), which breaks 2-D and 4-D input
+# its error names it
+# must fail: no mask
+def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = torch.bmm(q, k.transpose(1, 2)) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
+    return torch.bmm(weights, v), weights

@@ -1,0 +1,8 @@
+# mutant: takes the softmax along a fixed dim=1, the keys' axis only for 2-D input
+# must fail: no mask
+def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=1).nan_to_num(0.0)
+    return weights @ v, weights

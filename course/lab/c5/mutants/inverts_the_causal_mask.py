@@ -1,0 +1,5 @@
+# mutant: inverts the causal mask (~causal_mask): each token attends only to the tokens after it
+# must fail: causal (default)
+def self_attention(x, W_q, W_k, W_v, causal=True):
+    mask = ~causal_mask(x.shape[-2], device=x.device) if causal else None
+    return scaled_dot_product_attention(x @ W_q, x @ W_k, x @ W_v, mask=mask)

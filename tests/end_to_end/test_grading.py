@@ -65,12 +65,28 @@ def test_one_wrong_answer_per_question_loses_exactly_its_points(release, grade_n
         assert secret not in text
 
 
-@pytest.mark.parametrize("k", range(N_SETS))
-def test_buggy_implementations_lose_points_on_their_task(release, grade_notebook, k):
+@pytest.fixture(scope="module")
+def graded_bug_sets(release, tmp_path_factory) -> dict[int, dict]:
+    """Every set of bugs (the k-th mutant of each task) graded as a TA grades a class: one batch, its kernels
+    from the kernel image, on every core; {k: results}. One notebook per set: a set grows with the largest
+    task's mutants, and a batch costs about a tenth of grading each notebook alone."""
+    from attn_ref.grade.classroom.batch import grade_batch
+
     out, _ = release
+    folder = tmp_path_factory.mktemp("bug-sets")
+    for k in range(N_SETS):
+        nb = edit_notebook(out / "solutions/lab/lab.ipynb", {marker: source for _, marker, source, _ in bug_set(k).values()})
+        nbformat.write(nb, str(folder / f"bugs_{k:02d}.ipynb"))
+    graded = tmp_path_factory.mktemp("bug-sets-graded")
+    grade_batch(folder, zip_of(out, "lab"), graded, progress=False)
+    return {k: json.loads((graded / "results" / f"bugs_{k:02d}.json").read_text()) for k in range(N_SETS)}
+
+
+@pytest.mark.parametrize("k", range(N_SETS))
+def test_buggy_implementations_lose_points_on_their_task(graded_bug_sets, k):
     bugs = bug_set(k)
-    nb = edit_notebook(out / "solutions/lab/lab.ipynb", {marker: source for _, marker, source, _ in bugs.values()})
-    results = grade_notebook(nb, zip_of(out, "lab"))
+    results = graded_bug_sets[k]
+    assert results["extra_data"]["status"] == "ok", results["extra_data"]
     got, full = scores(results), max_scores(results)
     outputs = {t["name"].split(":")[0]: t["output"] for t in results["tests"]}
     for task, (label, _, _, probe) in bugs.items():

@@ -8,8 +8,11 @@ Many seeds run in one kernel: the notebook runs once, then the probes run once p
 from __future__ import annotations
 
 import ast
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import nbformat
 import pytest
 from conftest import TESTS, edit_notebook
 from course_units import N_SETS, bug_set
@@ -62,8 +65,6 @@ def test_the_corpus_is_large_enough():
 def _verdicts(release, nb, tmp_path):
     out, _ = release
     path = tmp_path / "lab.ipynb"
-    import nbformat
-
     nbformat.write(nb, str(path))
     return grade_under_seeds(path, out / "autograder" / "lab-autograder.zip", SEEDS)
 
@@ -82,13 +83,28 @@ def test_correct_implementations_score_full_under_every_seed(release, tmp_path, 
     assert sorted(per_seed) == SEEDS
 
 
+@pytest.fixture(scope="module")
+def bug_sets_under_seeds(release, tmp_path_factory) -> dict[int, dict]:
+    """Every set of bugs (the k-th mutant of each task) graded under SEEDS, two notebooks at a time, each in a
+    process of its own: the sets grow with the largest task's mutants. {k: {seed: {unit: results entry}}}."""
+    out, _ = release
+    folder = tmp_path_factory.mktemp("bug-sets")
+    paths = {}
+    for k in range(N_SETS):
+        nb = edit_notebook(out / "solutions/lab/lab.ipynb", {marker: source for _, marker, source, _ in bug_set(k).values()})
+        paths[k] = folder / f"bugs_{k:02d}.ipynb"
+        nbformat.write(nb, str(paths[k]))
+    autograder = out / "autograder" / "lab-autograder.zip"
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {k: pool.submit(grade_under_seeds, path, autograder, SEEDS) for k, path in paths.items()}
+        return {k: future.result() for k, future in futures.items()}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("k", range(N_SETS))
-def test_every_mutant_loses_points_under_every_seed(release, tmp_path, k):
-    out, _ = release
+def test_every_mutant_loses_points_under_every_seed(bug_sets_under_seeds, k):
     bugs = bug_set(k)
-    nb = edit_notebook(out / "solutions/lab/lab.ipynb", {marker: source for _, marker, source, _ in bugs.values()})
-    per_seed = _verdicts(release, nb, tmp_path)
+    per_seed = bug_sets_under_seeds[k]
     survived = [f"seed {seed}: {task} ({bugs[task][0]}) kept full marks" for seed, tests in per_seed.items()
                 for task in bugs if tests[task]["score"] >= tests[task]["max_score"]]
     assert not survived, "\n".join(survived)

@@ -7,9 +7,9 @@ alike: the values returned (their kind, dtype, device and shape, and their value
 tolerance, NaN for NaN, bool masks exactly), the inputs as they were after the call (where the probe looks
 at them: written into in the same way), the rows projected through each counted weight, and whether
 autograd ran (where the probe asks for it). A call that raised names a mistake only when the mutants of one
-mistake, and no other, raise the very same error on the same inputs, and the error carries the inputs' sizes
-(a shape mismatch between two dimensions the probe drew apart); an error without them (one tensor built on
-the CPU) is the error of many mistakes, and names none. A mutant differs from the reference
+mistake, and no other, raise the very same error on the same inputs, and the instructor marked them as named
+by their error (a shape mismatch between two dimensions the probe drew apart; a tensor left on the CPU on
+the meta line, where every form of that mistake raises one message). A mutant differs from the reference
 when it fails the probe itself. Where two mutants match, the one written for this probe (its `# must
 fail:` names it) is told before one that is not, and a stub (`# stub`: it does none of the task) last;
 where mutants of different words match equally (both written for this probe, or neither: c4's inverse mask and its
@@ -200,19 +200,19 @@ def same_behaviour(probe: Probe, student: scoring.Observation, mutant: scoring.O
 
 
 def error_could_name(task: FunctionUnit, student: scoring.Observation) -> bool:
-    """Whether a call that raised could name a mistake at all (``_same_error``): its error carries numbers and
-    the task has a mutant marked ``# its error names it``. Where not, the mutants need not run."""
-    return any(c.isdigit() for c in student.reply.error or "") and any(ERROR_NAMES in m.source for m in task.mistakes)
+    """Whether a call that raised could name a mistake at all (``_same_error``): it left an error message and the
+    task has a mutant marked ``# its error names it``. Where not, the mutants need not run."""
+    return bool(student.reply.error) and any(ERROR_NAMES in m.source for m in task.mistakes)
 
 
 def _same_error(task: FunctionUnit, student: scoring.Observation, mutants: dict[int, scoring.Observation]) -> str:
     """The words of the one mistake whose mutants raise, on these inputs, the very error the student's call
-    raised ("" if none, or if mutants of different words raise it). Only an error that carries the inputs'
-    sizes names a mistake (a shape mismatch: the probes draw every size apart, so the numbers say which two
-    dimensions met), and only a mutant marked ``# its error names it`` is named by its error: the numbers say
-    which dimensions met, not in which product, and the instructor marks a mutant whose clash no other
-    likely mistake makes (c6's K/V split at the middle clashes d_k with d_v as swapping the caches does:
-    unmarked). One without sizes ("tensors on two devices") is the error of many mistakes."""
+    raised ("" if none, or if mutants of different words raise it). Only a mutant marked ``# its error names
+    it`` is named by its error, and only where every mutant raising that very message is marked and all say
+    the same words: the instructor marks a mutant whose error no other likely mistake raises (a shape
+    mismatch between two sizes the probes draw apart; a tensor made on the CPU, on the meta line, in words
+    true of every way of making one there), and leaves unmarked one whose clash another mistake makes too
+    (c6's K/V split at the middle clashes d_k with d_v as swapping the caches does)."""
     error = student.reply.error or ""
     if not error_could_name(task, student):
         return ""

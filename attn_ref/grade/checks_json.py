@@ -390,6 +390,18 @@ class Probe:
         return cls(name, points, typed, tuple(checks), dtype, device, options)
 
 
+def _distinct_possible(bounds: list[list[int]]) -> bool:
+    """Whether each inclusive range can take a size no other takes: the range that ends first takes its
+    smallest free size (for intervals the greedy choice is optimal), so drawing until all differ ends."""
+    taken: set[int] = set()
+    for low, high in sorted(bounds, key=lambda b: b[1]):
+        free = next((v for v in range(low, high + 1) if v not in taken), None)
+        if free is None:
+            return False
+        taken.add(free)
+    return True
+
+
 def _dims(options: dict, where: str) -> dict:
     """options.dims {name: [low, high]} and options.distinct [[name, ...]], checked: sizes a probe draws."""
     dims = options.get("dims", {})
@@ -398,8 +410,7 @@ def _dims(options: dict, where: str) -> dict:
         and 0 <= r[0] <= r[1] <= MAX_SIZE for name, r in dims.items()), where + ".dims", f"expected {{name: [low, high]}}, 0 <= low <= high <= {MAX_SIZE}")
     for group in options.get("distinct", []):
         _check(isinstance(group, list) and all(n in dims for n in group), where + ".distinct", "expected groups of names of dims")
-        _check(len(set(range(min(dims[n][0] for n in group), max(dims[n][1] for n in group) + 1))) >= len(group),
-               where + ".distinct", "the ranges are too narrow for different sizes")
+        _check(_distinct_possible([dims[n] for n in group]), where + ".distinct", "the ranges are too narrow for different sizes")
     return dims
 
 

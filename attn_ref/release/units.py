@@ -150,13 +150,20 @@ def mask(*shape: int, p: float = 0.6, empty_rows: tuple[int, ...] = ()) -> dict:
     return spec
 
 
-def drawn(distinct: tuple[tuple[str, ...], ...] = (), **ranges: tuple[int, int]) -> dict:
-    """A probe's options for sizes drawn per grading: ``drawn(T_q=(2, 8), T_k=(2, 8), distinct=(("T_q", "T_k"),))``,
-    inclusive ranges (the prompt's promises are the bounds), names used in the shapes (``normal("T_q", "d_k")``);
-    each group of ``distinct`` gets different sizes, so a mutant that swaps two axes cannot hide."""
+ALL = None  # drawn(distinct=ALL), the default: every drawn size differs from every other
+
+
+def drawn(distinct: tuple[tuple[str, ...], ...] | None = ALL, **ranges: tuple[int, int]) -> dict:
+    """A probe's options for sizes drawn per grading: ``drawn(B=(1, 3), T=(2, 9), d=(2, 8))``, inclusive ranges
+    (the prompt's promises are the bounds), names used in the shapes (``normal("B", "T", "d")``). By default
+    every size differs from every other: code that reads one dimension for another (T for d_k, B for T) or
+    swaps two axes would pass under the seeds that happen to draw them equal, a verdict that depends on the
+    seed; ``distinct`` names groups instead (``distinct=()``: sizes may coincide). Ranges that cannot give a
+    group different sizes are refused where checks.json is read (checks_json._dims)."""
+    groups = [tuple(ranges)] if distinct is ALL else [tuple(group) for group in distinct]
     options: dict = {"dims": {name: list(bounds) for name, bounds in ranges.items()}}
-    if distinct:
-        options["distinct"] = [list(group) for group in distinct]
+    if any(len(group) > 1 for group in groups):
+        options["distinct"] = [list(group) for group in groups if len(group) > 1]
     return options
 
 

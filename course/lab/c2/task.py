@@ -19,7 +19,7 @@ TASK = Task(
         Probe("matches the reference (d_q ≠ d_k ≠ d_a and T drawn per grading)", 3,
               (("query", normal("d_q")), ("keys", normal("T", "d_k")), ("W_q", normal("d_a", "d_q", scale=0.7)),
                ("W_k", normal("d_a", "d_k", scale=0.7)), ("v", normal("d_a"))),
-              options={**drawn(d_q=(2, 6), d_k=(2, 6), d_a=(2, 6), T=(2, 9), distinct=(("d_q", "d_k", "d_a"),)),
+              options={**drawn(d_q=(2, 6), d_k=(2, 6), d_a=(2, 6), T=(2, 9)),
                        "hints": {"matches_reference": HINT}}),
         Probe("leaves query, keys and the weights unchanged", 1,
               (("query", normal(3)), ("keys", normal(6, 5)), ("W_q", normal(4, 3, scale=0.7)), ("W_k", normal(4, 5, scale=0.7)),

@@ -22,8 +22,7 @@ TASK = Task(
     probes=(
         Probe("no mask: B, H, T_q ≠ T_k, d_k ≠ d_v drawn per grading", 2,
               (("q", normal("B", "H", "T_q", "d_k")), ("k", normal("B", "H", "T_k", "d_k")), ("v", normal("B", "H", "T_k", "d_v"))),
-              options={**drawn(B=(1, 3), H=(1, 3), T_q=(2, 9), T_k=(2, 9), d_k=(2, 8), d_v=(2, 8),
-                               distinct=(("T_q", "T_k"), ("d_k", "d_v"), ("T_q", "d_k"))),  # T_q ≠ d_k: q.shape[2] is not d_k
+              options={**drawn(B=(1, 3), H=(1, 3), T_q=(2, 9), T_k=(2, 9), d_k=(2, 8), d_v=(2, 8)),  # all six differ
                        "hints": {"matches_reference": HINT}}),
         Probe("float64 precision kept (the keys share a large component)", 1,
               (("q", normal(2, 5, 3)), ("k", normal(2, 7, 3, common=1e4)), ("v", normal(2, 7, 3))),

@@ -19,7 +19,7 @@ TASK = Task(
         Probe("causal (default): B, T, d_model, d_k ≠ d_v drawn per grading", 2,
               (("x", normal("B", "T", "d_model")), ("W_q", normal("d_model", "d_k", scale=0.6)),
                ("W_k", normal("d_model", "d_k", scale=0.6)), ("W_v", normal("d_model", "d_v"))),
-              options={**drawn(B=(1, 3), T=(3, 9), d_model=(2, 8), d_k=(2, 6), d_v=(2, 6), distinct=(("d_k", "d_v", "d_model"),)),
+              options={**drawn(B=(1, 3), T=(3, 9), d_model=(2, 8), d_k=(2, 6), d_v=(2, 6)),
                        "hints": {"matches_reference": "is the causal mask used when causal is True, and is the scale applied once?"}}),
         Probe("leaves x and the weights unchanged", 1,
               (("x", normal(2, 6, 5)), ("W_q", normal(5, 3, scale=0.6)), ("W_k", normal(5, 3, scale=0.6)), ("W_v", normal(5, 4))),

@@ -444,6 +444,27 @@ def test_probe_sizes_are_drawn_per_seed_within_their_ranges_and_kept_apart():
     spec["options"]["dims"]["T_q"] = [2, 2]
     with pytest.raises(InvalidChecks, match="too narrow"):
         Probe.from_json(spec, "p", None, None)
+    spec["options"]["dims"] = {"T_q": [2, 3], "T_k": [2, 3], "d": [1, 3]}
+    spec["options"]["distinct"] = [["T_q", "T_k", "d"]]  # a span of three sizes, but T_q and T_k take 2 and 3
+    Probe.from_json(spec, "p", None, None)
+    spec["options"]["dims"]["d"] = [2, 3]
+    with pytest.raises(InvalidChecks, match="too narrow"):
+        Probe.from_json(spec, "p", None, None)
+
+
+def test_drawn_sizes_all_differ_unless_the_instructor_groups_them():
+    from attn_ref.grade.checks_json import Probe
+    from attn_ref.grade.scoring.inputs import draw_dims, probe_rng
+    from attn_ref.release.units import drawn
+
+    every = drawn(B=(1, 3), T=(3, 9), d_model=(2, 8), d_k=(2, 3), d_v=(5, 6))
+    assert every["distinct"] == [["B", "T", "d_model", "d_k", "d_v"]]
+    probe = Probe.from_json(Probe("p", 1, options=every).to_json(), "p", None, None)
+    draws = [draw_dims(probe, probe_rng(seed, 0, 0)) for seed in range(200)]
+    assert all(len(set(sizes.values())) == 5 for sizes in draws)
+    assert drawn(T_q=(2, 4), T_k=(2, 4), distinct=())["dims"] and "distinct" not in drawn(T_q=(2, 4), T_k=(2, 4), distinct=())
+    free = Probe.from_json(Probe("p", 1, options=drawn(T_q=(2, 3), T_k=(2, 3), distinct=())).to_json(), "p", None, None)
+    assert any(len(set(draw_dims(free, probe_rng(seed, 0, 0)).values())) == 1 for seed in range(50))  # may coincide
 
 
 def test_a_probe_is_seed_free_only_when_nothing_of_its_inputs_is_drawn():

@@ -1,0 +1,7 @@
+# mutant: returns an int32 mask of 0 and 1 (.int(), as the example shows it), not a bool one
+# says: returns 0/1 numbers (an integer or float tensor), not a bool mask
+# must fail: bool dtype
+def sliding_window_mask(T, window, device=None):
+    i = torch.arange(T, device=device)[:, None]
+    j = torch.arange(T, device=device)[None, :]
+    return ((j <= i) & (j > i - window)).int()

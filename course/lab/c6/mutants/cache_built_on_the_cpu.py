@@ -1,4 +1,5 @@
-# mutant: preallocates its cache on the CPU
+# mutant: keeps its cache or its outputs in a buffer on the CPU whatever device x is on (made with torch.zeros or torch.empty without device=x.device)
+# its error names it
 # must fail: inputs' device
 def decode_with_kv_cache(x, W_q, W_k, W_v):
     T = x.shape[-2]

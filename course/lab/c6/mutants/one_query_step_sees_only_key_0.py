@@ -1,4 +1,4 @@
-# mutant: is_causal at a one-query step attends only to key 0
+# mutant: masks each one-query step with the first row of a causal mask (a 1 × (t + 1) tril, or is_causal=True): the query sees only key 0
 # must fail: equals full causal
 def decode_with_kv_cache(x, W_q, W_k, W_v):
     keys, values, outs = [], [], []

@@ -1,0 +1,11 @@
+# mutant: writes each step's attention by hand and takes the softmax over the query axis (dim=-2, of size 1), not over the keys: every weight is 1, so each output sums the cached values
+# must fail: equals full causal
+def decode_with_kv_cache(x, W_q, W_k, W_v):
+    keys, values, outputs = [], [], []
+    for t in range(x.shape[-2]):
+        x_t = x[..., t : t + 1, :]
+        keys.append(x_t @ W_k)
+        values.append(x_t @ W_v)
+        scores = (x_t @ W_q) @ torch.cat(keys, dim=-2).transpose(-2, -1) / math.sqrt(W_k.shape[-1])
+        outputs.append(torch.softmax(scores, dim=-2) @ torch.cat(values, dim=-2))
+    return torch.cat(outputs, dim=-2)

@@ -40,7 +40,7 @@ from .decoding import KVCache, decode_with_kv_cache
 from .masks import causal_mask, sliding_window_mask
 from .recurrence import rnn_gradient_norm
 
-__version__ = "0.7.0"
+__version__ = "0.8.0"
 
 __all__ = [
     "KVCache",

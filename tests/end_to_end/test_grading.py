@@ -65,34 +65,34 @@ def test_one_wrong_answer_per_question_loses_exactly_its_points(release, grade_n
         assert secret not in text
 
 
-@pytest.fixture(scope="module")
-def graded_bug_sets(release, tmp_path_factory) -> dict[int, dict]:
+def test_buggy_implementations_lose_points_on_their_task(release, tmp_path):
     """Every set of bugs (the k-th mutant of each task) graded as a TA grades a class: one batch, its kernels
-    from the kernel image, on every core; {k: results}. One notebook per set: a set grows with the largest
-    task's mutants, and a batch costs about a tenth of grading each notebook alone."""
+    from the kernel image, on every core. One test, not one per set: the suite's workers (pytest-xdist) would
+    each grade the class again for a fixture they share."""
     from attn_ref.grade.classroom.batch import grade_batch
 
     out, _ = release
-    folder = tmp_path_factory.mktemp("bug-sets")
+    folder = tmp_path / "bug-sets"
+    folder.mkdir()
     for k in range(N_SETS):
         nb = edit_notebook(out / "solutions/lab/lab.ipynb", {marker: source for _, marker, source, _ in bug_set(k).values()})
         nbformat.write(nb, str(folder / f"bugs_{k:02d}.ipynb"))
-    graded = tmp_path_factory.mktemp("bug-sets-graded")
-    grade_batch(folder, zip_of(out, "lab"), graded, progress=False)
-    return {k: json.loads((graded / "results" / f"bugs_{k:02d}.json").read_text()) for k in range(N_SETS)}
-
-
-@pytest.mark.parametrize("k", range(N_SETS))
-def test_buggy_implementations_lose_points_on_their_task(graded_bug_sets, k):
-    bugs = bug_set(k)
-    results = graded_bug_sets[k]
-    assert results["extra_data"]["status"] == "ok", results["extra_data"]
-    got, full = scores(results), max_scores(results)
-    outputs = {t["name"].split(":")[0]: t["output"] for t in results["tests"]}
-    for task, (label, _, _, probe) in bugs.items():
-        assert got[task] < full[task], f"{task} ({label}) kept full marks:\n{outputs[task]}"
-        failed = [line for line in outputs[task].splitlines() if line.startswith("✗")]
-        assert any(probe in line for line in failed), f"{task} ({label}): expected a failed '{probe}' probe:\n{outputs[task]}"
+    grade_batch(folder, zip_of(out, "lab"), tmp_path / "graded", progress=False)
+    problems = []
+    for k in range(N_SETS):
+        results = json.loads((tmp_path / "graded" / "results" / f"bugs_{k:02d}.json").read_text())
+        if results["extra_data"]["status"] != "ok":
+            problems.append(f"set {k}: {results['extra_data']['status']}")
+            continue
+        got, full = scores(results), max_scores(results)
+        outputs = {t["name"].split(":")[0]: t["output"] for t in results["tests"]}
+        for task, (label, _, _, probe) in bug_set(k).items():
+            failed = [line for line in outputs[task].splitlines() if line.startswith("✗")]
+            if got[task] >= full[task]:
+                problems.append(f"set {k}, {task} ({label}) kept full marks:\n{outputs[task]}")
+            elif not any(probe in line for line in failed):
+                problems.append(f"set {k}, {task} ({label}): expected a failed '{probe}' probe:\n{outputs[task]}")
+    assert not problems, "\n".join(problems)
 
 
 def test_a_failed_probe_that_matches_a_mutant_names_the_mistake(release, grade_notebook):

@@ -83,31 +83,25 @@ def test_correct_implementations_score_full_under_every_seed(release, tmp_path, 
     assert sorted(per_seed) == SEEDS
 
 
-@pytest.fixture(scope="module")
-def bug_sets_under_seeds(release, tmp_path_factory) -> dict[int, dict]:
+@pytest.mark.slow
+def test_every_mutant_loses_points_under_every_seed(release, tmp_path):
     """Every set of bugs (the k-th mutant of each task) graded under SEEDS, two notebooks at a time, each in a
-    process of its own: the sets grow with the largest task's mutants. {k: {seed: {unit: results entry}}}."""
+    process of its own. One test, not one per set: the suite's workers (pytest-xdist) would each grade every
+    set again for a fixture they share."""
     out, _ = release
-    folder = tmp_path_factory.mktemp("bug-sets")
     paths = {}
     for k in range(N_SETS):
         nb = edit_notebook(out / "solutions/lab/lab.ipynb", {marker: source for _, marker, source, _ in bug_set(k).values()})
-        paths[k] = folder / f"bugs_{k:02d}.ipynb"
+        paths[k] = tmp_path / f"bugs_{k:02d}.ipynb"
         nbformat.write(nb, str(paths[k]))
     autograder = out / "autograder" / "lab-autograder.zip"
     with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = {k: pool.submit(grade_under_seeds, path, autograder, SEEDS) for k, path in paths.items()}
-        return {k: future.result() for k, future in futures.items()}
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("k", range(N_SETS))
-def test_every_mutant_loses_points_under_every_seed(bug_sets_under_seeds, k):
-    bugs = bug_set(k)
-    per_seed = bug_sets_under_seeds[k]
-    survived = [f"seed {seed}: {task} ({bugs[task][0]}) kept full marks" for seed, tests in per_seed.items()
-                for task in bugs if tests[task]["score"] >= tests[task]["max_score"]]
-    assert not survived, "\n".join(survived)
+        per_set = {k: future.result() for k, future in futures.items()}
+    survived = [f"set {k}, seed {seed}: {task} ({bug_set(k)[task][0]}) kept full marks"
+                for k, per_seed in per_set.items() for seed, tests in per_seed.items()
+                for task in bug_set(k) if tests[task]["score"] >= tests[task]["max_score"]]
+    assert len(per_set) == N_SETS and not survived, "\n".join(survived)
 
 
 FLOAT32_EVERYWHERE = {  # sound arithmetic, but done in float32 whatever comes in

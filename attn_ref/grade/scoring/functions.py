@@ -103,7 +103,7 @@ def _known_mistake(ctx: GradingContext, task: FunctionUnit, probe: Probe, args: 
     if obs.reply.ok and scoring.forms_problem(task, obs.reply):
         return ""  # nothing to compare (not written yet, the wrong number of values): the runner stays unstarted
     if not obs.reply.ok and not mutant_match.error_could_name(task, obs):
-        return ""  # an error no mutant's can name (a placeholder's, one without sizes): the runner stays unstarted
+        return ""  # the task has no mutant marked to be named by its error: the runner stays unstarted
     runner = ctx.mistakes()
     unheard = ctx.called.get(task.name, [])[runner.heard(task):-1] if mutant_match.replayed(task) else []
     found = runner.observations(task, call_files(task, probe, args, {}), [call_files(task, p, a, {}) for p, a in unheard])

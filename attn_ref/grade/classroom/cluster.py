@@ -1,6 +1,7 @@
 """A class bigger than one machine: the same per-submission grading on the workers of a Dask cluster.
 
-Each task sends one submission and the autograder zip to a worker. Each worker process keeps a grader of its
+Each task sends one submission to a worker; the autograder zip reaches every worker once, with the run's
+worker plugin, which Dask also sets up on a worker that joins or is restarted mid-run. Each worker process keeps a grader of its
 own (worker_service.py: the zip's own bundled grader, started once per worker and autograder, with the
 run's kernel image), which grades the submission in a grading process of its own, as `--jobs` does: a
 submission that kills that process fails alone; a worker that dies has its submissions graded again
@@ -43,7 +44,7 @@ from ..results import Outcome, Results
 from ..settings import IMAGE_READY_TIMEOUT, SANDBOX_PROBE_TIMEOUT, Limits
 from .worker_service import MAX_LINE, PARENT_ENV, Reply, ReplyState, Request, WireError
 
-PLUGIN = "attn-ref-graders"  # the worker plugin that closes a worker's graders (registered for a run)
+PLUGIN = "attn-ref-graders"  # the worker plugin that brings a run's zip and closes a worker's graders
 SERVICE_FILE = "attn_ref/grade/classroom/worker_service.py"  # in the zip: the grader a worker keeps
 GRADER_READY_TIMEOUT = IMAGE_READY_TIMEOUT + 4 * SANDBOX_PROBE_TIMEOUT  # its imports, the sandbox's probes, the image
 
@@ -207,7 +208,7 @@ class WorkerGraders:
 
     @contextlib.contextmanager
     def borrowed(self, zip_bytes: bytes):
-        key = hashlib.sha256(zip_bytes).hexdigest()
+        key = _zip_key(zip_bytes)
         with self.lock:
             stale = [g for k, graders in self.idle.items() if k != key for g in graders]
             graders = self.idle.pop(key, [])
@@ -235,14 +236,29 @@ class WorkerGraders:
 
 
 GRADERS = WorkerGraders()  # this worker process's (tasks run in the worker's process: module state is per worker)
+AUTOGRADERS: dict[str, bytes] = {}  # this worker process's autograder zips, by hash: its runs' plugins left them
 
 
-class ClosesGraders(WorkerPlugin):
-    """Registered on every worker for a run: its teardown (the run's end, or the worker's) closes the graders."""
+def _zip_key(zip_bytes: bytes) -> str:
+    return hashlib.sha256(zip_bytes).hexdigest()
 
-    name = PLUGIN
+
+class RunsGraders(WorkerPlugin):
+    """Registered for a run, so set up on every worker, one that joins or is restarted mid-run too: its setup
+    leaves the run's autograder zip on the worker (a task names it by hash), its teardown (the run's end, or
+    the worker's) closes the graders. The zip is not scattered: data scattered to workers is lost with the
+    workers that hold it (Dask's memory manager drops the extra copies a broadcast made), and every task
+    that needs it is cancelled; a plugin is the scheduler's to give each new worker."""
+
+    def __init__(self, zip_bytes: bytes):
+        self.zip_bytes, self.key = zip_bytes, _zip_key(zip_bytes)
+        self.name = f"{PLUGIN}-{self.key[:16]}"  # a run of another autograder on the same cluster has its own
+
+    def setup(self, worker) -> None:
+        AUTOGRADERS[self.key] = self.zip_bytes
 
     def teardown(self, worker) -> None:
+        AUTOGRADERS.pop(self.key, None)
         GRADERS.close()
 
 
@@ -252,6 +268,14 @@ def grade_on_worker(zip_bytes: bytes, notebook_name: str, notebook_bytes: bytes,
     the platform listed them); its results and how its kernel started."""
     with GRADERS.borrowed(zip_bytes) as grader:
         return grader.grade(notebook_name, notebook_bytes, limits, submitters), grader.kernel_start
+
+
+def grade_with_run_autograder(zip_key: str, notebook_name: str, notebook_bytes: bytes, limits: Limits,
+                              submitters: tuple | None = None) -> tuple[dict, str]:
+    """The task a run sends: ``grade_on_worker`` with the zip the run's plugin left on this worker."""
+    if zip_key not in AUTOGRADERS:
+        raise ClusterError(f"this worker has no autograder {zip_key[:12]}: the run's worker plugin was not set up here")
+    return grade_on_worker(AUTOGRADERS[zip_key], notebook_name, notebook_bytes, limits, submitters)
 
 
 def _notebook_file(path: Path) -> tuple[str, bytes]:
@@ -271,8 +295,8 @@ class ClusterRunner(Runner):
 
     def __init__(self, client, autograder_path: Path, limits: Limits | None = None):
         self.client, self.limits = client, limits or Limits()
-        self.zip = client.scatter(Path(autograder_path).read_bytes(), broadcast=True)
-        self.client.register_plugin(ClosesGraders(), name=PLUGIN)
+        self.plugin = RunsGraders(Path(autograder_path).read_bytes())
+        self.client.register_plugin(self.plugin, name=self.plugin.name)
         self.kernel_starts: set[str] = set()  # as the workers' graders said
 
     @property
@@ -283,7 +307,7 @@ class ClusterRunner(Runner):
     def close(self) -> None:
         """The workers' graders end (the plugin's teardown), with their kernel images."""
         with contextlib.suppress(Exception):  # a cluster already gone has closed them itself
-            self.client.unregister_worker_plugin(PLUGIN)
+            self.client.unregister_worker_plugin(self.plugin.name)
 
     def finished(self, jobs, prepare: Prepare | None = None):
         from distributed import as_completed
@@ -319,7 +343,7 @@ class ClusterRunner(Runner):
                 except SubmissionError as err:  # its notebook: the student's 0, with failed_results' default status
                     failed.append(Finished(job, JobState.FAILED, as_json(job.failed(str(err), None, Outcome.STUDENT))))
                     continue
-                future = self.client.submit(grade_on_worker, self.zip, name, data, job.limits or self.limits, job.submitters, pure=False,
+                future = self.client.submit(grade_with_run_autograder, self.plugin.key, name, data, job.limits or self.limits, job.submitters, pure=False,
                                             key=f"attn-ref-{job.key}-{os.urandom(4).hex()}")
                 pending[future] = job
         return waiting, failed

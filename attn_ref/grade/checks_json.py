@@ -74,6 +74,23 @@ ARG_FLAGS = ("keyword", "student_only")  # an argument's spec: its generator's p
 MAX_SIZE = 4096  # one axis of a probe's array
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _MISSING = object()
+# grades.csv's own columns (classroom/gradebook.py), beside one column per unit and one per written part (its
+# question's name + WRITTEN): a unit named as one of them would share its column, and one student's row would
+# carry a score in the place of a name or a total
+GRADEBOOK_COLUMNS = frozenset({"name", "sid", "email", "submission", "total", "adjusted total", "status",
+                               "adjustments", "grader", "autograder"})
+WRITTEN = "_written"
+
+
+def unit_name_problem(name) -> str:
+    """Why ``name`` cannot name a unit (a question or a task), or ""."""
+    if not _is_name(name):
+        return "expected a Python name (a letter or _, then letters, digits or _; at most 64)"
+    if name.lower() in GRADEBOOK_COLUMNS:
+        return f"{name!r} is one of grades.csv's own columns ({', '.join(sorted(GRADEBOOK_COLUMNS))}): rename the unit"
+    if name.lower().endswith(WRITTEN):
+        return f"{name!r} ends in {WRITTEN!r}, which names a written part's column in grades.csv: rename the unit"
+    return ""
 
 
 def _check(condition: bool, where: str, what: str) -> None:
@@ -476,7 +493,8 @@ Unit = QuestionUnit | FunctionUnit
 def _unit(value, where: str, generators: Container | None, comparators: Container | None) -> Unit:
     unit = _Object(value, where)
     kind = unit.one_of("kind", UNIT_KINDS)
-    name = unit.take("name", _is_name, "expected a name")
+    name = unit.take("name", lambda v: isinstance(v, str), "expected a name")
+    _check(not unit_name_problem(name), unit.at("name"), unit_name_problem(name))
     title = unit.text("title", 200)
     starter = unit.text("starter", 100_000, default="")
     if kind == "question":

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..grade.checks_json import MAX_VARIANTS, Answer, Probe
+from ..grade.checks_json import MAX_VARIANTS, Answer, Probe, unit_name_problem
 from ..portable.variants import combinations, parameters_for
 
 __all__ = ["Answer", "Probe", "Parameter", "Question", "Task", "Mutant", "normal", "mask", "drawn", "value", "DEVICE",
@@ -54,6 +54,8 @@ class Question:
     vary: Callable[..., tuple[Answer, ...]] | None = None
 
     def __post_init__(self):
+        if problem := unit_name_problem(self.name):
+            raise ValueError(f"Question name {self.name!r}: {problem}")
         if bool(self.parameters) != (self.vary is not None):
             raise ValueError(f"{self.name}: per-student variants need both parameters and vary")
         if self.parameters and len(self.variants()) > MAX_VARIANTS:
@@ -126,6 +128,10 @@ class Task:
     public_checks: tuple[str, ...] = ()  # from public_checks.py: otter exception-format tests
     substitute: str = ""  # from substitute.py: a minimal correct implementation, the stand-in for later tasks
     mutants: tuple[Mutant, ...] = ()  # from mutants/*.py
+
+    def __post_init__(self):
+        if problem := unit_name_problem(self.name):
+            raise ValueError(f"Task name {self.name!r}: {problem}")
 
     @property
     def points(self) -> float:

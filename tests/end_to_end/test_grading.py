@@ -194,6 +194,35 @@ def test_bad_autograder_is_refused_before_grading(tmp_path):
         load_autograder(tmp_path / "missing.zip")
 
 
+def test_an_autograder_zip_is_read_and_unpacked_within_bounds(tmp_path):
+    """A few hundred kilobytes of zip that inflate to half a gigabyte: a file of it is read up to its bound, and
+    the zip is unpacked (as a cluster worker unpacks its grader) up to the whole zip's bound, then refused."""
+    from attn_ref.grade import AutograderError, load_autograder
+    from attn_ref.grade.scoring import autograder
+
+    zeros = bytes(1 << 20)
+    with zipfile.ZipFile(tmp_path / "bomb.zip", "w", zipfile.ZIP_DEFLATED) as archive:
+        with archive.open("checks.json", "w", force_zip64=True) as member:
+            for _ in range((autograder.MAX_MEMBER >> 20) + 1):
+                member.write(zeros)
+        for i in range(autograder.MAX_UNPACKED // autograder.MAX_MEMBER):
+            with archive.open(f"part{i}.bin", "w") as member:
+                for _ in range((autograder.MAX_MEMBER >> 20) - 1):
+                    member.write(zeros)
+    assert (tmp_path / "bomb.zip").stat().st_size < 2 << 20
+    with pytest.raises(AutograderError, match="checks.json inflates past 64 MB"):
+        load_autograder(tmp_path / "bomb.zip")
+    with pytest.raises(AutograderError, match="inflates past 256 MB"):
+        autograder.unpack(tmp_path / "bomb.zip", tmp_path / "out")
+    written = sum(f.stat().st_size for f in (tmp_path / "out").rglob("*") if f.is_file())
+    assert written <= autograder.MAX_UNPACKED
+    with zipfile.ZipFile(tmp_path / "escapes.zip", "w") as archive:
+        archive.writestr("../outside.txt", "x")
+    with pytest.raises(AutograderError, match="outside its folder"):
+        autograder.unpack(tmp_path / "escapes.zip", tmp_path / "out2")
+    assert not (tmp_path / "outside.txt").exists()
+
+
 def test_regrading_the_same_submission_gives_the_same_seed_and_score(release, grade_notebook):
     out, _ = release
     bugs = bug_set(0)

@@ -197,6 +197,42 @@ def test_sources_with_mistakes_fail_the_build_with_the_file_named(tmp_path):
     assert done.returncode == 2 and "unknown answer kind" in done.stderr and not (tmp_path / "o" / "autograder").exists()
 
 
+@pytest.mark.parametrize("name", ["total", "Status", "mean_written"])
+def test_a_unit_named_as_a_gradebook_column_fails_the_build(tmp_path, name):
+    """grades.csv has a column per unit beside its own (name, total, status, ..., a written part's): a unit
+    named as one of them would write its score into that column of every student's row."""
+    course = tmp_path / "course"
+    shutil.copytree(FIXTURE, course)
+    quiz = course / "quiz"
+    (quiz / "mean").rename(quiz / name)
+    question = quiz / name / "question.py"
+    question.write_text(question.read_text().replace('name="mean"', f'name="{name}"'))
+    (quiz / "assignment.py").write_text((quiz / "assignment.py").read_text().replace('"mean"', f'"{name}"'))
+    with pytest.raises(CourseError, match=rf"{name}/question.py.*Question name '{name}': '{name}' (is one of grades.csv's own "
+                                          r"columns|ends in '_written').*rename the unit"):
+        load_course(course)
+
+
+def test_checks_json_with_a_unit_named_as_a_gradebook_column_is_refused(release):
+    """The reader holds the same rule: a zip not made by this builder cannot name a unit after a column."""
+    import json
+    import zipfile
+
+    from attn_ref.grade.checks_json import GRADEBOOK_COLUMNS, InvalidChecks, read_checks
+    from attn_ref.grade.classroom.gradebook import Gradebook, grades_fields
+
+    out, _ = release
+    with zipfile.ZipFile(out / "autograder" / "practice-autograder.zip") as archive:
+        data = json.loads(archive.read("checks.json"))
+    read_checks(data)
+    data["units"][0]["name"] = "grader"
+    with pytest.raises(InvalidChecks, match=r"units\[0\].name: 'grader' is one of grades.csv's own columns"):
+        read_checks(data)
+    data["units"][0]["name"] = "q1"
+    book = Gradebook(read_checks(data), [])
+    assert book.written_units and set(grades_fields(book)) - set(book.units) - set(book.written_units) == GRADEBOOK_COLUMNS
+
+
 def test_mutants_with_mistakes_fail_the_build_with_the_file_named(tmp_path):
     """A mutant runs as a cell in place of the student's function: one that does not compile, defines
     another name or names a probe the task lacks would prove nothing, so the build stops at it."""

@@ -41,6 +41,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 from ..inkernel.errors import GraderError
 from ..isolation.watchdog import Admission, Finished, Job, JobState, Prepare, Runner, as_json
 from ..results import Outcome, Results
+from ..scoring.autograder import unpack as unpack_autograder
 from ..settings import IMAGE_READY_TIMEOUT, SANDBOX_PROBE_TIMEOUT, Limits
 from .worker_service import MAX_LINE, PARENT_ENV, Reply, ReplyState, Request, WireError
 
@@ -118,7 +119,7 @@ class WorkerGrader:
                 if SERVICE_FILE not in archive.namelist():
                     raise ClusterError("worker refused to grade: the autograder zip's grader has no worker grader "
                                        f"({SERVICE_FILE}): build the zip again with this attn-ref")
-                archive.extractall(self.folder / "source")
+            unpack_autograder(self.folder / "autograder.zip", self.folder / "source")
             env = dict(os.environ, PYTHONPATH=str(self.folder / "source"), **{PARENT_ENV: str(os.getpid())})
             with open(self.folder / "grader.log", "wb") as log:
                 self.process = spawner.popen([sys.executable, "-m", "attn_ref.grade.classroom.worker_service",

@@ -17,6 +17,12 @@ from . import comparators as scoring
 from . import inputs
 
 CHECKS_FILE = "checks.json"
+# An autograder zip is the instructor's, but it is read with bounds all the same (a zip can declare one size
+# and inflate to another): a built one holds about 60 files and 1 MB inflated
+MAX_MEMBER = 64 << 20  # one file of the zip, inflated
+MAX_UNPACKED = 256 << 20  # the whole zip, inflated (a worker unpacks its grader)
+MAX_MEMBERS = 10_000
+CHUNK = 1 << 20
 
 
 class AutograderError(GraderError):
@@ -43,7 +49,7 @@ class Autograder:
         if self.path.is_dir():
             return (self.path / name).read_bytes()
         with zipfile.ZipFile(self.path) as archive:
-            return archive.read(name)
+            return read_member(archive, name, self.path)
 
     def reference(self, spec: str) -> Callable:
         """The function "module:function" names: attn_ref's (the grader's own, bundled in the zip) or a
@@ -73,7 +79,7 @@ def load_autograder(path: str | Path) -> Autograder:
             text = (path / CHECKS_FILE).read_text()
         else:
             with zipfile.ZipFile(path) as archive:
-                text = archive.read(CHECKS_FILE).decode()
+                text = read_member(archive, CHECKS_FILE, path).decode()
         data = json.loads(text)
     except FileNotFoundError:
         raise AutograderError(f"{path}: no such autograder (expected a zip made by `attn-ref build`)") from None
@@ -92,3 +98,36 @@ def load_autograder(path: str | Path) -> Autograder:
         if isinstance(unit, FunctionUnit):
             autograder.reference(unit.reference)  # fail now, not submission by submission
     return autograder
+
+
+def read_member(archive: zipfile.ZipFile, name: str, where: Path | str, limit: int = MAX_MEMBER) -> bytes:
+    """One file of an autograder zip, never more than ``limit`` bytes inflated (KeyError if it has none)."""
+    with archive.open(name) as member:
+        data = member.read(limit + 1)
+    if len(data) > limit:
+        raise AutograderError(f"{where}: {name} inflates past {limit >> 20} MB: not an autograder `attn-ref build` made")
+    return data
+
+
+def unpack(zip_path: Path, into: Path) -> None:
+    """An autograder zip's files under ``into`` (a folder of its owner's), within MAX_MEMBERS files and
+    MAX_UNPACKED bytes inflated, each file streamed and counted as it inflates; a name that would land outside
+    ``into`` (absolute, "..") refuses the zip."""
+    with zipfile.ZipFile(zip_path) as archive:
+        members = [m for m in archive.infolist() if not m.is_dir()]
+        if len(members) > MAX_MEMBERS:
+            raise AutograderError(f"{zip_path}: more than {MAX_MEMBERS} files: not an autograder `attn-ref build` made")
+        total = 0
+        for member in members:
+            parts = Path(member.filename).parts
+            if not parts or Path(member.filename).is_absolute() or ".." in parts:
+                raise AutograderError(f"{zip_path}: the file name {member.filename!r} would land outside its folder")
+            target = into.joinpath(*parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with archive.open(member) as source, open(target, "xb") as out:
+                while chunk := source.read(CHUNK):
+                    total += len(chunk)
+                    if total > MAX_UNPACKED:
+                        raise AutograderError(f"{zip_path} inflates past {MAX_UNPACKED >> 20} MB: "
+                                              "not an autograder `attn-ref build` made")
+                    out.write(chunk)

@@ -282,7 +282,10 @@ def graded_class(release, tmp_path, hostile: dict, honest: list[str], namespaces
     folder = class_folder(release, tmp_path / "class", hostile, honest)
     options = dict(cluster=cluster) if cluster else dict(jobs=jobs, plan=plan or resolve(namespaces=namespaces))
     report = grade_batch(folder, out / "autograder/lab-autograder.zip", graded, progress=False, **options, **FAST)
-    uids = {json.loads(p.read_text())["extra_data"]["kernel"].get("uid") for p in (graded / "results").iterdir()}
+    results = {p.stem: json.loads(p.read_text())["extra_data"] for p in (graded / "results").iterdir()}
+    unstarted = {name: extra.get("status") for name, extra in results.items() if "kernel" not in extra}
+    assert not unstarted, f"graded without a kernel: {unstarted}"
+    uids = {extra["kernel"].get("uid") for extra in results.values()}
     return {row["name"]: float(row["total"]) for row in report.book.rows}, uids
 
 

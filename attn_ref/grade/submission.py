@@ -12,6 +12,7 @@ import zipfile
 from pathlib import Path
 
 import nbformat
+from nbformat.warnings import DuplicateCellId, MissingIDFieldWarning
 
 from .inkernel.errors import GraderError
 from .inkernel.text import encodable, plain_text
@@ -37,7 +38,10 @@ def _too_large(where: str, size: int) -> SubmissionError:
 
 def _read(data: bytes, where: str) -> nbformat.NotebookNode:
     try:
-        nb = nbformat.reads(data.decode("utf-8"), as_version=4)
+        with warnings.catch_warnings():  # nbformat gives cells their missing or duplicated ids; its warning of that,
+            warnings.simplefilter("ignore", DuplicateCellId)  # a line per cell on each read, would flood the TA's
+            warnings.simplefilter("ignore", MissingIDFieldWarning)  # console about a notebook graded as it is
+            nb = nbformat.reads(data.decode("utf-8"), as_version=4)
     except Exception as err:  # NotJSONError, UnicodeDecodeError, RecursionError, validation failures
         raise SubmissionError(f"{where} is not a readable Jupyter notebook ({type(err).__name__})") from None
     if not isinstance(nb.get("cells"), list):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import unicodedata
 import zipfile
 from collections import Counter
 from dataclasses import dataclass, field
@@ -71,13 +72,21 @@ class Submission:
 
 
 def label(subs: list[Submission]) -> list[Submission]:
-    """Two names that read the same once plain (sub\x01, sub\x02: both sub?) are shown with their keys, which
-    differ: a row of grades.csv or of the score sheet never stands for two submissions."""
+    """Two names that read the same once plain (sub\x01, sub\x02: both sub?; José composed or decomposed, as
+    macOS and Windows save it) are shown with their keys, which differ: a row of grades.csv or of the score sheet
+    never stands for two submissions."""
     names = [plain_text(sub.path.name) for sub in subs]
-    shown = Counter(names)
+    shown = Counter(unicodedata.normalize("NFKC", name) for name in names)
     for sub, name in zip(subs, names):
-        sub.label = f"{name} ({sub.key})" if shown[name] > 1 else ""
+        sub.label = f"{name} ({sub.key})" if shown[unicodedata.normalize("NFKC", name)] > 1 else ""
     return subs
+
+
+def alike(name: str) -> str:
+    """A file name as a person reads it: its case, Unicode form and extension aside (Ada.ipynb, ada.zip and Ada/
+    are alike: perhaps one student's two uploads)."""
+    return unicodedata.normalize("NFKC", plain_text(Path(name).stem if Path(name).suffix in (".ipynb", ".zip")
+                                                    else name)).casefold()
 
 
 def _safe(name: str) -> str:
@@ -85,13 +94,15 @@ def _safe(name: str) -> str:
 
 
 def _unique(name: str, seen: set[str]) -> str:
-    """A key no other submission of the class has: two names that read alike (a b, a_b) never share results."""
+    """A key no other submission of the class has, its case aside: two names that read alike (a b, a_b) never
+    share results, nor do Ada and ada on a TA's disk that ignores case (macOS, Windows: results/Ada.json is
+    results/ada.json there)."""
     key = _safe(name)
-    if key in seen:
+    if key.casefold() in seen:
         key = f"{key}-{hashlib.sha256(os.fsencode(name)).hexdigest()[:8]}"
-    while key in seen:
+    while key.casefold() in seen:
         key += "_"
-    seen.add(key)
+    seen.add(key.casefold())
     return key
 
 

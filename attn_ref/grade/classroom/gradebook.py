@@ -27,7 +27,7 @@ from ..owned import open_private, private_folder, write_private
 from ..results import CONTENT_HASH, Outcome, Results, max_points
 from . import adjustments as adjusting
 from . import provenance
-from .discover import Submission
+from .discover import Submission, alike
 from .mistakes import write_mistakes
 from .spreadsheet import write_csv
 from .written_pages import merge_written_scores, write_written_pages
@@ -160,7 +160,19 @@ def shared_students(book: Gradebook) -> list[str]:
             if who:
                 seen.setdefault(who, set()).add(g.sub.key)
     return [f"{who} is a student of {len(keys)} submissions ({', '.join(sorted(keys)[:5])}): grades.csv has a row for each; "
-            "check which one counts" for who, keys in sorted(seen.items()) if len(keys) > 1]
+            "check which one counts" for who, keys in sorted(seen.items()) if len(keys) > 1] + _alike_files(book)
+
+
+def _alike_files(book: Gradebook) -> list[str]:
+    """A warning for each name that several files of a plain class folder share, their case, Unicode form and
+    extension aside (Ada.ipynb and ada.zip): the file name is all that names a student there, so these may be one
+    student's uploads, each graded and given a row."""
+    seen: dict[str, list[str]] = {}
+    for g in book.graded:
+        if not g.sub.from_export:
+            seen.setdefault(alike(g.sub.path.name), []).append(g.sub.file_name)
+    return [f"{len(names)} files have names alike ({', '.join(sorted(names)[:5])}): perhaps one student's; grades.csv "
+            "has a row for each; check which one counts" for names in seen.values() if len(names) > 1]
 
 
 def write_gradebook(out: Path, subs: list[Submission], checks: Checks, canvas: dict | None = None) -> Gradebook:

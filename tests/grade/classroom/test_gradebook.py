@@ -675,3 +675,29 @@ def test_the_class_report_counts_each_named_mistake_and_the_failures_no_mutant_e
         assert list(csv.reader(f)) == [["task", "line", "mistake", "submissions"], ["c3", "no mask", "scales by d", "2"],
                                        ["c3", "no mask", NO_MATCH, "1"], ["c3", "float32", "scales by d", "1"]]
     assert (tmp_path / "mistakes.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_files_whose_names_differ_by_case_form_or_extension_keep_their_own_results_and_are_warned_about(tmp_path):
+    """A plain class folder where a student uploaded twice (Ada.ipynb, ada.zip) and two names differ only by
+    Unicode form (José composed and decomposed): every file is graded and keeps its own results file on a disk
+    that ignores case, each row is told apart in the CSVs, and the run warns that each pair may be one student."""
+    import unicodedata
+
+    from attn_ref.grade.checks_json import Checks, QuestionUnit
+    from attn_ref.grade.classroom.discover import discover
+    from attn_ref.grade.classroom.gradebook import Gradebook, Graded, shared_students
+
+    names = ["Ada.ipynb", "ada.zip", unicodedata.normalize("NFC", "José.ipynb"),
+             unicodedata.normalize("NFD", "José.ipynb"), "Zoe.ipynb"]
+    for name in names:
+        (tmp_path / "class").mkdir(exist_ok=True)
+        (tmp_path / "class" / name).write_bytes(b"{}")
+    subs = discover(tmp_path / "class", tmp_path / "out")
+    assert len({s.key.casefold() for s in subs}) == len(subs) == 5  # results/<key>.json: one file each, any disk
+    shown = [s.file_name for s in subs]
+    assert len({unicodedata.normalize("NFKC", n) for n in shown}) == 5, shown  # no two rows read alike
+    assert [s.file_name for s in subs if s.path.name == "Zoe.ipynb"] == ["Zoe.ipynb"]  # a name alone stays as it is
+    book = Gradebook(Checks("practice", (QuestionUnit("q1"),), ()), [Graded(s, {}, {}) for s in subs])
+    warned = shared_students(book)
+    assert len(warned) == 2 and all("perhaps one student's" in w for w in warned), warned
+    assert "Ada.ipynb, ada.zip" in warned[0] and not any("Zoe" in w for w in warned)

@@ -241,7 +241,7 @@ def _grade_class(request: GradeRequest) -> int:
         f"(kernels: {plan.mode})")
     say("; ".join(_written_files(out, request.canvas is not None)))
     if report.not_submissions:
-        say(f"not submissions (no notebook in them): {', '.join(report.not_submissions)}")
+        say(f"not graded: {', '.join(report.not_submissions)}")
     if report.kernel_start:
         say(f"kernels {report.kernel_start}")
     say(*summary_lines(report.book))

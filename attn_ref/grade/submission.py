@@ -52,6 +52,12 @@ def _read(data: bytes, where: str) -> nbformat.NotebookNode:
     return nb
 
 
+def is_notebook_or_zip(path: Path) -> bool:
+    """Whether a file's name says it is a notebook or a zip, its case aside (Windows and email clients save
+    ``Ada.IPYNB``)."""
+    return path.suffix.lower() in (".ipynb", ".zip")
+
+
 def _one(names: list[str], where: str) -> str:
     if not names:
         raise SubmissionError(f"no notebook (.ipynb) found in {where}")
@@ -97,7 +103,7 @@ def load(path: str | Path) -> tuple[nbformat.NotebookNode, str]:
         return _read(_bounded_read(path / found, MAX_NOTEBOOK), found), Path(found).name
     if not path.exists():
         raise SubmissionError(f"{path} does not exist")
-    if path.suffix == ".zip":
+    if path.suffix.lower() == ".zip":
         return _from_zip(_bounded_read(path, 4 * MAX_NOTEBOOK), path.name)
     return _read(_bounded_read(path, MAX_NOTEBOOK), path.name), path.name
 

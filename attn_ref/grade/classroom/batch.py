@@ -42,7 +42,7 @@ class BatchReport:
     skipped: int
     out: Path
     book: Gradebook
-    not_submissions: list[str]  # folders with no notebook in them, not graded
+    not_submissions: list[str]  # what the class folder holds that is not graded, each with why (discover.skipped)
     interrupted: bool = False
     kernel_start: str = ""  # how this run's kernels were started (a kernel image, or afresh and why)
 

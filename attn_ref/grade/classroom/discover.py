@@ -16,7 +16,7 @@ from ..inkernel.text import cap, plain_text
 from ..owned import private_folder
 from ..results import Outcome
 from ..scoring.autograder import AutograderError
-from ..submission import files
+from ..submission import files, is_notebook_or_zip
 from .unpack import MAX_METADATA, METADATA, hash_into, unpack_export
 
 MAX_FIELD = 200  # a name, SID or email from the export
@@ -85,8 +85,7 @@ def label(subs: list[Submission]) -> list[Submission]:
 def alike(name: str) -> str:
     """A file name as a person reads it: its case, Unicode form and extension aside (Ada.ipynb, ada.zip and Ada/
     are alike: perhaps one student's two uploads)."""
-    return unicodedata.normalize("NFKC", plain_text(Path(name).stem if Path(name).suffix in (".ipynb", ".zip")
-                                                    else name)).casefold()
+    return unicodedata.normalize("NFKC", plain_text(Path(name).stem if is_notebook_or_zip(Path(name)) else name)).casefold()
 
 
 def _safe(name: str) -> str:
@@ -109,7 +108,7 @@ def _unique(name: str, seen: set[str]) -> str:
 def is_gradescope_export(path: Path) -> bool:
     if path.is_dir():
         return (path / METADATA).is_file()
-    if path.suffix == ".zip" and zipfile.is_zipfile(path):
+    if path.suffix.lower() == ".zip" and zipfile.is_zipfile(path):
         with zipfile.ZipFile(path) as archive:
             return any(Path(n).name == METADATA for n in archive.namelist())
     return False
@@ -118,7 +117,7 @@ def is_gradescope_export(path: Path) -> bool:
 def is_batch(path: Path) -> bool:
     """A class (folder of submissions or Gradescope export), not one submission."""
     return is_gradescope_export(path) or (path.is_dir() and any(
-        p.suffix in (".ipynb", ".zip") or p.is_dir() for p in path.iterdir() if not p.name.startswith(".")))
+        is_notebook_or_zip(p) or p.is_dir() for p in path.iterdir() if not p.name.startswith(".")))
 
 
 def _students(entry) -> list[dict]:
@@ -154,12 +153,12 @@ def _gradescope_scores(entry) -> dict:
 def has_notebook(path: Path) -> bool:
     """A notebook or zip, or a folder that holds one (or more files than are walked: graded, and told why)."""
     if path.is_file():
-        return path.suffix in (".ipynb", ".zip")
+        return is_notebook_or_zip(path)
     try:
         found, more = files(path)
     except OSError:  # an unreadable folder holds nothing the grader can read: not a submission (as rglob had it)
         return False
-    return more or any(p.suffix in (".ipynb", ".zip") for p in found)
+    return more or any(is_notebook_or_zip(p) for p in found)
 
 
 def _metadata(path: Path) -> dict:
@@ -214,7 +213,7 @@ def discover(path: Path, out: Path) -> list[Submission]:
         raise AutograderError(f"{path} is neither a folder of submissions nor a Gradescope export")
     found, seen = [], set()
     for entry in sorted(path.iterdir()):
-        if entry.name.startswith(".") or entry.is_symlink() or not (entry.is_dir() or entry.suffix in (".ipynb", ".zip")):
+        if entry.name.startswith(".") or entry.is_symlink() or not (entry.is_dir() or is_notebook_or_zip(entry)):
             continue  # a link is never followed: it could name any of the TA's files
         if entry.is_dir() and not has_notebook(entry):
             continue  # not a submission (notes, caches): `skipped` lists it
@@ -223,12 +222,24 @@ def discover(path: Path, out: Path) -> list[Submission]:
 
 
 def skipped(path: Path) -> list[str]:
-    """Folders of a plain class folder that hold no notebook, so are not graded (printed for the TA)."""
+    """What a plain class folder holds that is not graded, each with why (printed for the TA): a folder with no
+    notebook, a link, a file that is no notebook or zip (eve.pdf), a hidden notebook (.ada.ipynb). Hidden folders
+    (.ipynb_checkpoints) and hidden files of other kinds (.DS_Store) are a computer's, not a student's: not listed."""
     path = Path(path)
     if not path.is_dir() or (path / METADATA).is_file():
         return []
-    return sorted(plain_text(e.name) + (" (a link, never followed)" if e.is_symlink() else "") for e in path.iterdir()
-                  if not e.name.startswith(".") and (e.is_symlink() or (e.is_dir() and not has_notebook(e))))
+    return sorted(plain_text(e.name) + why for e in path.iterdir() if (why := _not_graded(e)) is not None)
+
+
+def _not_graded(entry: Path) -> str | None:
+    """Why ``discover`` leaves this entry of a class folder out, or None where it is graded or not worth a word."""
+    if entry.is_symlink():
+        return None if entry.name.startswith(".") else " (a link, never followed)"
+    if entry.name.startswith("."):
+        return " (hidden: its name starts with '.')" if entry.is_file() and is_notebook_or_zip(entry) else None
+    if entry.is_dir():
+        return None if has_notebook(entry) else " (a folder with no notebook)"
+    return None if is_notebook_or_zip(entry) else " (not a notebook, a zip or a folder)"
 
 
 def content_hash(path: Path) -> str:

@@ -133,7 +133,7 @@ def test_every_score_and_status(graded_class):
     written = [f"q{i}_written" for i in (1, 2, 3, 6, 7, 11)]
     assert header == ["name", "sid", "email", "submission", *[f"q{i}" for i in range(1, 12)], *written, "total", "adjusted total",
                       "status", "adjustments", "grader", "autograder"]
-    assert report.not_submissions == ["empty_folder"]
+    assert report.not_submissions == ["empty_folder (a folder with no notebook)"]
     for name in expected:
         results = json.loads((gradebook / "results" / f"{name}.json").read_text())
         assert {"score", "tests", "execution_time", "extra_data"} <= set(results)
@@ -278,3 +278,27 @@ def test_two_runs_on_one_folder_do_not_corrupt_it(release, graded_class, tmp_pat
     for file in (out / "results").iterdir():
         json.loads(file.read_text())
     assert not list(out.rglob("*.part"))
+
+
+def test_every_file_of_a_class_folder_is_graded_or_said_not_to_be(tmp_path):
+    """A notebook or zip whose extension Windows wrote in capitals is graded; a PDF, a hidden notebook, a folder with
+    no notebook and a link are each named with why they are not; a computer's own files (.DS_Store,
+    .ipynb_checkpoints) are passed over in silence."""
+    from attn_ref.grade.classroom.discover import discover, skipped
+    from attn_ref.grade.submission import load
+
+    folder = tmp_path / "class"
+    (folder / "notes").mkdir(parents=True)
+    (folder / ".ipynb_checkpoints").mkdir()
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    for name in ("Ada.IPYNB", ".hidden.ipynb", ".ipynb_checkpoints/a-checkpoint.ipynb", "notes/todo.ipynb.txt"):
+        nbformat.write(nb, str(folder / name))
+    with zipfile.ZipFile(folder / "Bob.ZIP", "w") as archive:
+        archive.writestr("practice.ipynb", nbformat.writes(nb))
+    (folder / "eve.pdf").write_bytes(b"%PDF")
+    (folder / ".DS_Store").write_bytes(b"\0")
+    (folder / "link.ipynb").symlink_to(folder / "Ada.IPYNB")
+    assert [s.path.name for s in discover(folder, tmp_path / "out")] == ["Ada.IPYNB", "Bob.ZIP"]
+    assert load(folder / "Bob.ZIP")[1] == "practice.ipynb"  # read as the zip it is
+    assert skipped(folder) == [".hidden.ipynb (hidden: its name starts with '.')", "eve.pdf (not a notebook, a zip or a folder)",
+                               "link.ipynb (a link, never followed)", "notes (a folder with no notebook)"]

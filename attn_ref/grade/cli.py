@@ -220,7 +220,7 @@ def _canvas(args) -> dict | None:
         raise _Stop(f"--canvas-roster {args.canvas_roster}: no such file (the course's Canvas gradebook export, CSV)")
     try:
         read_roster(Path(args.canvas_roster))
-    except (RosterError, OSError, UnicodeDecodeError) as err:
+    except (RosterError, OSError) as err:
         raise _Stop(str(err)) from None
     return {"roster": Path(args.canvas_roster), "assignment": args.canvas_assignment,
             "login_domain": (args.canvas_login_domain or "").strip().lstrip("@") or None}

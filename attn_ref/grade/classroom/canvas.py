@@ -57,18 +57,30 @@ class Roster:
 
 
 def read_roster(path: Path) -> Roster:
-    with open(path, newline="", encoding="utf-8-sig") as f:
-        reader = csv.DictReader(f)
-        header = list(reader.fieldnames or [])
-        missing = [name for name in ROSTER_FIELDS if name not in header]
-        if missing:
-            raise RosterError(f"{path}: not a Canvas gradebook export (no column {', '.join(missing)})")
-        rows = []
-        for row in reader:
-            student = (row.get("Student") or "").strip()
-            if student.startswith("Points Possible") or student in ("", "Student, Test"):
-                continue  # Canvas's own extra rows
-            rows.append({k: (row.get(k) or "").strip() for k in ROSTER_FIELDS})
+    """The roster's students and other columns; a file that is not a Canvas export as Canvas writes it (CSV,
+    UTF-8, commas) raises RosterError naming the file and what to do, as a spreadsheet's re-save would make it."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            return _roster(path, csv.DictReader(f))
+    except UnicodeDecodeError as err:
+        raise RosterError(f"{path}: not UTF-8 (byte {err.start + 1} is not): a spreadsheet saved it in another encoding; "
+                          "use Canvas's export as it came, or save it as 'CSV UTF-8'") from None
+    except csv.Error as err:
+        raise RosterError(f"{path}: not a CSV file ({str(err)[:200]})") from None
+
+
+def _roster(path: Path, reader: csv.DictReader) -> Roster:
+    header = list(reader.fieldnames or [])
+    missing = [name for name in ROSTER_FIELDS if name not in header]
+    if missing:
+        semicolons = " (it is separated by ';': save it with commas)" if any(";" in name for name in header) else ""
+        raise RosterError(f"{path}: not a Canvas gradebook export (no column {', '.join(missing)}){semicolons}")
+    rows = []
+    for row in reader:
+        student = (row.get("Student") or "").strip()
+        if student.startswith("Points Possible") or student in ("", "Student, Test"):
+            continue  # Canvas's own extra rows
+        rows.append({k: (row.get(k) or "").strip() for k in ROSTER_FIELDS})
     return Roster(rows, [name for name in header if name and name not in ROSTER_FIELDS])
 
 

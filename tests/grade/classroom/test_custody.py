@@ -547,3 +547,19 @@ def test_a_kernel_can_leave_no_key_and_no_uid_with_keys_is_drawn(monkeypatch):
     monkeypatch.setenv(cleanup.UID_RANGE_ENV, f"{leaked}-{leaked}")
     with pytest.raises(OSError, match="no free kernel uid"):
         cleanup.claim_uid()  # that uid is never drawn while its key exists
+
+
+def test_a_roster_a_spreadsheet_saved_again_is_refused_with_the_file_and_the_fix(tmp_path):
+    """Excel on Windows saves a roster in its own encoding, or with ';' where the locale writes decimal commas: the
+    run stops before grading, naming the file and what to do, never with a bare codec error."""
+    from attn_ref.grade.classroom.canvas import RosterError, read_roster
+
+    text = "\n".join(",".join(row) for row in ROSTER[:1] + [["Zoë Ångström", "103", "S3", "zoe", "A"]]) + "\n"
+    (tmp_path / "latin1.csv").write_bytes(text.encode("latin-1"))
+    (tmp_path / "semicolons.csv").write_text(text.replace(",", ";"), encoding="utf-8")
+    (tmp_path / "as_canvas.csv").write_text("\ufeff" + text.replace("\n", "\r\n"), encoding="utf-8")
+    with pytest.raises(RosterError, match=r"latin1\.csv: not UTF-8 \(byte \d+ is not\).*save it as 'CSV UTF-8'"):
+        read_roster(tmp_path / "latin1.csv")
+    with pytest.raises(RosterError, match=r"semicolons\.csv: not a Canvas gradebook export .*separated by ';'"):
+        read_roster(tmp_path / "semicolons.csv")
+    assert [r["Student"] for r in read_roster(tmp_path / "as_canvas.csv").rows] == ["Zoë Ångström"]  # BOM, CRLF: read

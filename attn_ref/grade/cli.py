@@ -32,7 +32,7 @@ from .settings import Limits
 from .submission import files
 
 DEFAULT_OUT = "graded"
-UNAPPLIED_ADJUSTMENTS = 4  # a class graded, but a row of its adjustments.csv cannot be applied (no canvas.csv)
+UNAPPLIED_ADJUSTMENTS = 4  # a class graded, but a row of its adjustments.csv cannot be applied, or its score sheet read (no canvas.csv)
 
 
 def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
@@ -245,9 +245,13 @@ def _grade_class(request: GradeRequest) -> int:
     if report.kernel_start:
         say(f"kernels {report.kernel_start}")
     say(*summary_lines(report.book))
+    if report.book.unreadable_sheet:
+        say(f"attn-ref grade: {out / 'written' / 'scores.csv'} cannot be read ({report.book.unreadable_sheet}): mend it "
+            "and run again", file=sys.stderr)
     if report.book.adjustments is not None and report.book.adjustments.holds_back_import:
         say(f"attn-ref grade: {out / ADJUSTMENTS_FILE} has rows that cannot be applied (the warnings above say which "
             "and why): mend or delete them and run again", file=sys.stderr)
+    if report.book.holds_back_import:
         return UNAPPLIED_ADJUSTMENTS
     return 0
 

@@ -81,6 +81,13 @@ class Gradebook:
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the run chose or left out, printed with the summary
     adjustments: adjusting.Adjustments | None = None  # what the run made of adjustments.csv (None: not read)
+    unreadable_sheet: str = ""  # why written/scores.csv cannot be read ("" when it can): no score of it is taken
+
+    @property
+    def holds_back_import(self) -> bool:
+        """Whether a TA's own file (a row of adjustments.csv, the score sheet) cannot be applied: an import now would
+        publish grades without what they granted or typed, so canvas.csv waits and the run exits 4."""
+        return bool(self.unreadable_sheet) or (self.adjustments is not None and self.adjustments.holds_back_import)
 
     @property
     def with_grade(self) -> list[Graded]:
@@ -210,12 +217,14 @@ def grades_fields(book: Gradebook) -> list[str]:
 
 
 def _canvas(out: Path, book: Gradebook, canvas: dict) -> list[str]:
-    """canvas.csv, unless adjustments.csv has rows that cannot be applied: an import then would publish grades
-    without a change a TA granted, so the files of an earlier run are removed too (adjustments.py)."""
-    if book.adjustments is not None and book.adjustments.holds_back_import:
+    """canvas.csv, unless adjustments.csv has rows that cannot be applied or the score sheet cannot be read: an
+    import then would publish grades without what a TA granted or typed, so the files of an earlier run are removed
+    too (adjustments.py, written_pages.py)."""
+    if book.holds_back_import:
         for name in ("canvas.csv", "canvas-missing.csv", "canvas-unmatched.csv"):
             (out / name).unlink(missing_ok=True)
-        return [f"canvas.csv not written: {adjusting.FILE} has rows that cannot be applied (above)"]
+        why = "written/scores.csv cannot be read" if book.unreadable_sheet else f"{adjusting.FILE} has rows that cannot be applied"
+        return [f"canvas.csv not written: {why} (above)"]
     from .canvas import write_canvas
 
     return write_canvas(out, book, **canvas)

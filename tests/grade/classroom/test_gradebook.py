@@ -701,3 +701,38 @@ def test_files_whose_names_differ_by_case_form_or_extension_keep_their_own_resul
     warned = shared_students(book)
     assert len(warned) == 2 and all("perhaps one student's" in w for w in warned), warned
     assert "Ada.ipynb, ada.zip" in warned[0] and not any("Zoe" in w for w in warned)
+
+
+@pytest.mark.parametrize("saved_as", ["latin-1", "semicolons"])
+def test_a_score_sheet_a_spreadsheet_saved_in_another_form_loses_no_score_and_holds_back_the_import(tmp_path, saved_as):
+    """Excel saves written/scores.csv in Windows' encoding, or with ';' where the locale writes decimal commas. Read as
+    it stood, the first crashed the run and the second lost every typed score when the sheet was written again. Now
+    the sheet is left byte for byte, no score of it is taken, the run says why, and canvas.csv waits (exit 4)."""
+    from attn_ref.grade.checks_json import Checks, QuestionUnit, WrittenPart
+    from attn_ref.grade.classroom.discover import Submission
+    from attn_ref.grade.classroom.gradebook import summary_lines, write_gradebook
+    from attn_ref.grade.owned import private_folder
+    from attn_ref.grade.results import write_results
+
+    out, checks = tmp_path / "graded", Checks("practice", (QuestionUnit("q1"),), (WrittenPart("q1", points=2.0),))
+    subs = [Submission("s1", tmp_path / "s1.ipynb", [{"name": "Zoë Ångström", "sid": "00456", "email": "zoe@uni.edu"}])]
+    write_results(private_folder(out / "results") / "s1.json", {"score": 1, "tests": [{"name": "q1: x", "score": 1.0, "max_score": 1.0}],
+                  "extra_data": {"submission": "s1", "status": "ok", "outcome": "graded"}})
+    roster = tmp_path / "roster.csv"
+    roster.write_text("Student,ID,SIS User ID,SIS Login ID,Section\n\"Ångström, Zoë\",1,00456,zoe@uni.edu,S1\n", encoding="utf-8")
+    canvas = {"roster": roster, "assignment": "Practice (1)", "login_domain": None}
+    write_gradebook(out, subs, checks, canvas)
+    assert (out / "canvas.csv").is_file()
+    sheet = out / "written" / "scores.csv"
+    typed = "submission,name,sid,email,q1_written\ns1.ipynb,Zoë Ångström,00456,zoe@uni.edu,1.5\n"
+    sheet.write_bytes(typed.encode("latin-1") if saved_as == "latin-1" else typed.replace(",", ";").encode("utf-8-sig"))
+    before = sheet.read_bytes()
+    book = write_gradebook(out, subs, checks, canvas)
+    assert sheet.read_bytes() == before and book.holds_back_import and not (out / "canvas.csv").exists()
+    (row,) = _csv(out / "grades.csv")
+    assert row["q1_written"] == "" and row["total"] == "1"  # no score taken, none made up
+    said = "\n".join(summary_lines(book))
+    assert "written/scores.csv cannot be read: " in said and ("not UTF-8" in said if saved_as == "latin-1" else "separated by ';'" in said)
+    sheet.write_text(typed, encoding="utf-8")  # saved again as CSV UTF-8: the score counts, the import is written
+    book = write_gradebook(out, subs, checks, canvas)
+    assert not book.holds_back_import and (out / "canvas.csv").is_file() and _csv(out / "grades.csv")[0]["total"] == "2.5"

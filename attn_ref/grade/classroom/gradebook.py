@@ -170,6 +170,21 @@ def shared_students(book: Gradebook) -> list[str]:
             "check which one counts" for who, keys in sorted(seen.items()) if len(keys) > 1] + _alike_files(book)
 
 
+def gone(out: Path, subs: list[Submission]) -> list[str]:
+    """A note naming the results of submissions this class no longer has (a file deleted or renamed since an
+    earlier run, a student dropped from the export): kept in results/, never in grades.csv, and said so."""
+    keys = {sub.key for sub in subs}
+    try:
+        left = sorted(p.stem for p in (out / "results").iterdir() if p.suffix == ".json" and not p.name.startswith(".")
+                      and p.stem not in keys)
+    except OSError:  # no results folder yet
+        return []
+    if not left:
+        return []
+    return [f"results/ holds {len(left)} results of submissions this class no longer has ({', '.join(left[:5])}"
+            f"{' …' if len(left) > 5 else ''}): kept there, not in grades.csv (a file removed or renamed since they were graded?)"]
+
+
 def _alike_files(book: Gradebook) -> list[str]:
     """A warning for each name that several files of a plain class folder share, their case, Unicode form and
     extension aside (Ada.ipynb and ada.zip): the file name is all that names a student there, so these may be one
@@ -190,6 +205,7 @@ def write_gradebook(out: Path, subs: list[Submission], checks: Checks, canvas: d
         fcntl.flock(lock, fcntl.LOCK_EX)  # two runs on one folder take turns here
         book = collect(out, subs, checks)
         book.warnings += shared_students(book)
+        book.notes += gone(out, subs)
         if checks.written:
             write_written_pages(out / "written", book)
             book.warnings += merge_written_scores(out / "written", book)

@@ -736,3 +736,23 @@ def test_a_score_sheet_a_spreadsheet_saved_in_another_form_loses_no_score_and_ho
     sheet.write_text(typed, encoding="utf-8")  # saved again as CSV UTF-8: the score counts, the import is written
     book = write_gradebook(out, subs, checks, canvas)
     assert not book.holds_back_import and (out / "canvas.csv").is_file() and _csv(out / "grades.csv")[0]["total"] == "2.5"
+
+
+def test_results_of_a_submission_the_class_no_longer_has_are_kept_and_said(tmp_path):
+    """A rerun after bob.ipynb was deleted: bob has no row of grades.csv, and the run says why instead of dropping
+    him without a word; his results stay where they were."""
+    from attn_ref.grade.checks_json import Checks, QuestionUnit
+    from attn_ref.grade.classroom.discover import Submission
+    from attn_ref.grade.classroom.gradebook import summary_lines, write_gradebook
+    from attn_ref.grade.owned import private_folder
+    from attn_ref.grade.results import write_results
+
+    out, checks = tmp_path / "graded", Checks("practice", (QuestionUnit("q1"),), ())
+    for key in ("ada", "bob"):
+        write_results(private_folder(out / "results") / f"{key}.json", {"score": 1, "tests": [], "extra_data": {
+            "submission": key, "status": "ok", "outcome": "graded"}})
+    ada = Submission("ada", tmp_path / "ada.ipynb")
+    assert not any("no longer has" in line for line in summary_lines(write_gradebook(out, [ada, Submission("bob", tmp_path / "bob.ipynb")], checks)))
+    said = "\n".join(summary_lines(write_gradebook(out, [ada], checks)))
+    assert "results/ holds 1 results of submissions this class no longer has (bob): kept there, not in grades.csv" in said
+    assert [r["name"] for r in _csv(out / "grades.csv")] == ["ada"] and (out / "results" / "bob.json").is_file()

@@ -237,7 +237,8 @@ def _grade_class(request: GradeRequest) -> int:
         say(f"interrupted: {report.graded} graded — rerun to resume (gradebook so far: {out / 'grades.csv'})",
             file=sys.stderr)
         return 130
-    say(f"{report.total} submissions: {report.graded} graded, {report.skipped} unchanged since the last run "
+    meanwhile = f", {report.by_another_run} graded meanwhile by another run on {out}" if report.by_another_run else ""
+    say(f"{report.total} submissions: {report.graded} graded, {report.skipped} unchanged since the last run{meanwhile} "
         f"(kernels: {plan.mode})")
     say("; ".join(_written_files(out, request.canvas is not None)))
     if report.not_submissions:

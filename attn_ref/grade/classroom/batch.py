@@ -45,6 +45,7 @@ class BatchReport:
     not_submissions: list[str]  # what the class folder holds that is not graded, each with why (discover.skipped)
     interrupted: bool = False
     kernel_start: str = ""  # how this run's kernels were started (a kernel image, or afresh and why)
+    by_another_run: int = 0  # graded meanwhile by another run on the same --out (so neither graded nor skipped here)
 
 
 def check_assignment(subs: list[Submission], autograder: Autograder) -> None:
@@ -172,7 +173,7 @@ def run_batch(batch: BatchPlan) -> BatchReport:
                 close_cluster(client)
     book = write_gradebook(batch.out, list(batch.subs), batch.autograder.checks, batch.options.canvas)
     return BatchReport(len(batch.subs), run.graded, len(batch.subs) - len(batch.todo), batch.out, book,
-                       skipped(batch.source), run.interrupted, runner.kernel_start)
+                       skipped(batch.source), run.interrupted, runner.kernel_start, run.by_another_run)
 
 
 def _runner(batch: BatchPlan, jobs: int) -> tuple[Runner, object]:
@@ -195,6 +196,7 @@ class _BatchRun:
         self.locks = _Locks(batch.out / "locks")
         self.by_key = {p.sub.key: p for p in batch.todo}
         self.graded, self.interrupted, self.stop_requested = 0, False, False
+        self.by_another_run = 0  # found graded by another run on the same folder when its turn came
         self.again: list[Job] = []  # ran out of time beside others: graded again alone after the parallel pass
         self.advance = lambda failed: None
 
@@ -245,6 +247,7 @@ class _BatchRun:
             return Admission.WAIT  # another run grades it right now
         if not self.batch.options.force and already_graded(pending.results_path, pending.content, self.checks.version):
             self.locks.release(job.key)  # that other run finished it
+            self.by_another_run += 1
             return Admission.SKIP
         return Admission.START
 

@@ -302,3 +302,27 @@ def test_every_file_of_a_class_folder_is_graded_or_said_not_to_be(tmp_path):
     assert load(folder / "Bob.ZIP")[1] == "practice.ipynb"  # read as the zip it is
     assert skipped(folder) == [".hidden.ipynb (hidden: its name starts with '.')", "eve.pdf (not a notebook, a zip or a folder)",
                                "link.ipynb (a link, never followed)", "notes (a folder with no notebook)"]
+
+
+def test_a_submission_another_run_graded_meanwhile_is_counted_as_such(tmp_path):
+    """Two runs on one --out: what the other run graded while this one waited its turn is counted apart, so that
+    "N submissions: a graded, b unchanged, c graded meanwhile by another run" adds up to N."""
+    from types import SimpleNamespace
+
+    from attn_ref.grade.classroom.batch import _BatchRun, _Pending
+    from attn_ref.grade.classroom.discover import Submission
+    from attn_ref.grade.isolation.watchdog import Admission, Job
+    from attn_ref.grade.owned import private_folder
+    from attn_ref.grade.results import write_results
+
+    out = tmp_path / "out"
+    pending = [_Pending(Submission(key, tmp_path / f"{key}.ipynb"), out / "results" / f"{key}.json", f"hash-{key}")
+               for key in ("ada", "bob")]
+    batch = SimpleNamespace(autograder=SimpleNamespace(checks=SimpleNamespace(version="v1")), out=out, todo=tuple(pending),
+                            options=SimpleNamespace(force=False))
+    run = _BatchRun(batch)
+    write_results(private_folder(out / "results") / "ada.json", {"score": 1, "tests": [], "extra_data": {
+        "submission": "ada", "status": "ok", "outcome": "graded", "content_hash": "hash-ada", "autograder_version": "v1"}})
+    jobs = {key: Job(key, lambda jail: {}, lambda *why: {}, 1.0) for key in ("ada", "bob")}
+    assert run.prepare(jobs["ada"]) is Admission.SKIP and run.prepare(jobs["bob"]) is Admission.START
+    assert (run.by_another_run, run.graded) == (1, 0)

@@ -173,7 +173,12 @@ def run_batch(batch: BatchPlan) -> BatchReport:
                 close_cluster(client)
     book = write_gradebook(batch.out, list(batch.subs), batch.autograder.checks, batch.options.canvas)
     return BatchReport(len(batch.subs), run.graded, len(batch.subs) - len(batch.todo), batch.out, book,
-                       skipped(batch.source), run.interrupted, runner.kernel_start, run.by_another_run)
+                       skipped(batch.source, _own(batch.out)), run.interrupted, runner.kernel_start, run.by_another_run)
+
+
+def _own(out: Path) -> frozenset[Path]:
+    """--out and everything a batch writes in it: never listed as not graded where --out is (in) the class folder."""
+    return frozenset({out.absolute(), *(out.absolute() / name for name in WRITTEN_HERE)})
 
 
 def _runner(batch: BatchPlan, jobs: int) -> tuple[Runner, object]:

@@ -221,14 +221,16 @@ def discover(path: Path, out: Path) -> list[Submission]:
     return label(found)
 
 
-def skipped(path: Path) -> list[str]:
+def skipped(path: Path, own: frozenset[Path] = frozenset()) -> list[str]:
     """What a plain class folder holds that is not graded, each with why (printed for the TA): a folder with no
     notebook, a link, a file that is no notebook or zip (eve.pdf), a hidden notebook (.ada.ipynb). Hidden folders
-    (.ipynb_checkpoints) and hidden files of other kinds (.DS_Store) are a computer's, not a student's: not listed."""
+    (.ipynb_checkpoints) and hidden files of other kinds (.DS_Store) are a computer's, not a student's, and ``own``
+    (the run's --out, or what it writes there, where that is inside the class folder) the run's: not listed."""
     path = Path(path)
     if not path.is_dir() or (path / METADATA).is_file():
         return []
-    return sorted(plain_text(e.name) + why for e in path.iterdir() if (why := _not_graded(e)) is not None)
+    return sorted(plain_text(e.name) + why for e in path.iterdir()
+                  if e.absolute() not in own and (why := _not_graded(e)) is not None)
 
 
 def _not_graded(entry: Path) -> str | None:

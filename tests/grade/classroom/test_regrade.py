@@ -326,3 +326,23 @@ def test_a_submission_another_run_graded_meanwhile_is_counted_as_such(tmp_path):
     jobs = {key: Job(key, lambda jail: {}, lambda *why: {}, 1.0) for key in ("ada", "bob")}
     assert run.prepare(jobs["ada"]) is Admission.SKIP and run.prepare(jobs["bob"]) is Admission.START
     assert (run.by_another_run, run.graded) == (1, 0)
+
+
+def test_an_out_folder_inside_the_class_folder_is_not_listed_as_not_graded(tmp_path):
+    """--out graded/ inside the class folder, or --out the class folder itself: the run's own files are not a
+    student's, and are not listed as what it did not grade."""
+    from attn_ref.grade.classroom.batch import _own
+    from attn_ref.grade.classroom.discover import skipped
+
+    folder = tmp_path / "class"
+    (folder / "graded" / "results").mkdir(parents=True)
+    (folder / "results").mkdir()
+    for name in ("grades.csv", "eve.pdf", "graded/grades.csv"):
+        (folder / name).write_text("x")
+    assert skipped(folder) == ["eve.pdf (not a notebook, a zip or a folder)", "graded (a folder with no notebook)",
+                               "grades.csv (not a notebook, a zip or a folder)", "results (a folder with no notebook)"]
+    assert skipped(folder, _own(folder / "graded")) == ["eve.pdf (not a notebook, a zip or a folder)",
+                                                        "grades.csv (not a notebook, a zip or a folder)",
+                                                        "results (a folder with no notebook)"]
+    assert skipped(folder, _own(folder)) == ["eve.pdf (not a notebook, a zip or a folder)",
+                                             "graded (a folder with no notebook)"]

@@ -52,6 +52,7 @@ class Submission:
     fault: Outcome = Outcome.NOT_GRADED  # whose doing ``problem`` is: the export's (no grade) or the student's (0)
     content: str = ""  # the hash of its files (content_hash), where the batch has read them
     label: str = ""  # how it is shown where its plain name is another submission's too (set by ``label``)
+    name: str = ""  # its name as shown, where not its file or folder name: section1/ada, inside a folder of folders
 
     @property
     def people(self) -> list[Student]:
@@ -68,14 +69,14 @@ class Submission:
     def file_name(self) -> str:
         """Its file or folder name as shown (CSVs, pages, the score sheet's key): plain text, whatever bytes the
         name holds, and one submission's alone (``label``)."""
-        return self.label or plain_text(self.path.name)
+        return self.label or plain_text(self.name or self.path.name)
 
 
 def label(subs: list[Submission]) -> list[Submission]:
     """Two names that read the same once plain (sub\x01, sub\x02: both sub?; José composed or decomposed, as
     macOS and Windows save it) are shown with their keys, which differ: a row of grades.csv or of the score sheet
     never stands for two submissions."""
-    names = [plain_text(sub.path.name) for sub in subs]
+    names = [plain_text(sub.name or sub.path.name) for sub in subs]
     shown = Counter(unicodedata.normalize("NFKC", name) for name in names)
     for sub, name in zip(subs, names):
         sub.label = f"{name} ({sub.key})" if shown[unicodedata.normalize("NFKC", name)] > 1 else ""
@@ -217,8 +218,25 @@ def discover(path: Path, out: Path) -> list[Submission]:
             continue  # a link is never followed: it could name any of the TA's files
         if entry.is_dir() and not has_notebook(entry):
             continue  # not a submission (notes, caches): `skipped` lists it
+        if entry.is_dir() and (inner := section(entry)):
+            found += [Submission(_unique(f"{entry.name}/{sub.name}", seen), sub, name=f"{entry.name}/{sub.name}") for sub in inner]
+            continue
         found.append(Submission(_unique(entry.stem if entry.is_file() else entry.name, seen), entry))
     return label(found)
+
+
+def section(folder: Path) -> list[Path]:
+    """The submissions of a folder that is a section of the class, not one submission (section1/ada/lab.ipynb,
+    section1/bob/lab.ipynb: a class folder given one level too high), or [] for a folder that is one submission.
+    A section holds no notebook or zip of its own and at least two folders that each hold a notebook at their top (a
+    zip there may be a student's data); each of its folders that holds a notebook at any depth is a submission
+    (`skipped` lists the others)."""
+    entries = [e for e in sorted(folder.iterdir()) if not e.name.startswith(".") and not e.is_symlink()]
+    if any(e.is_file() and is_notebook_or_zip(e) for e in entries):
+        return []
+    folders = [e for e in entries if e.is_dir()]
+    tops = [f for f in folders if any(p.suffix.lower() == ".ipynb" and p.is_file() and not p.name.startswith(".") for p in f.iterdir())]
+    return [f for f in folders if has_notebook(f)] if len(tops) >= 2 else []
 
 
 def skipped(path: Path, own: frozenset[Path] = frozenset()) -> list[str]:
@@ -229,8 +247,10 @@ def skipped(path: Path, own: frozenset[Path] = frozenset()) -> list[str]:
     path = Path(path)
     if not path.is_dir() or (path / METADATA).is_file():
         return []
-    return sorted(plain_text(e.name) + why for e in path.iterdir()
-                  if e.absolute() not in own and (why := _not_graded(e)) is not None)
+    entries = [e for e in path.iterdir() if e.absolute() not in own]
+    inside = [e for folder in entries if folder.is_dir() and not folder.is_symlink() and has_notebook(folder) and section(folder)
+              for e in folder.iterdir() if e.is_dir() and not e.name.startswith(".")]
+    return sorted(plain_text(e.relative_to(path).as_posix()) + why for e in entries + inside if (why := _not_graded(e)) is not None)
 
 
 def _not_graded(entry: Path) -> str | None:

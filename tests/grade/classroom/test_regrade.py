@@ -346,3 +346,26 @@ def test_an_out_folder_inside_the_class_folder_is_not_listed_as_not_graded(tmp_p
                                                         "results (a folder with no notebook)"]
     assert skipped(folder, _own(folder)) == ["eve.pdf (not a notebook, a zip or a folder)",
                                              "graded (a folder with no notebook)"]
+
+
+def test_a_class_folder_given_one_level_too_high_grades_each_student_of_its_sections(tmp_path):
+    """class/section1/ada/lab.ipynb: section1 was one row, "several notebooks in the folder section1", a 0 put on
+    no student. Each of its folders is now a submission shown as section1/ada; a student's own folder of folders
+    (a notebook in nb/, data in a zip) stays one submission, and a section's empty folder is named as not graded."""
+    from attn_ref.grade.classroom.discover import discover, skipped
+
+    folder = tmp_path / "class"
+    nb = nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")]))
+    for name in ("section1/ada/lab.ipynb", "section1/bob/lab.ipynb", "section1/carl/work/lab.ipynb", "section2/ada/lab.ipynb",
+                 "section2/dan/Lab.IPYNB", "eve/nb/lab.ipynb", "frank/lab.ipynb"):
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(nb)
+    (folder / "section1" / "notes").mkdir()
+    (folder / "eve" / "data").mkdir()
+    with zipfile.ZipFile(folder / "eve" / "data" / "inputs.zip", "w") as archive:
+        archive.writestr("x.csv", "1")
+    subs = discover(folder, tmp_path / "out")
+    assert [s.file_name for s in subs] == ["eve", "frank", "section1/ada", "section1/bob", "section1/carl", "section2/ada",
+                                           "section2/dan"]
+    assert len({s.key for s in subs}) == len(subs) and subs[2].path == folder / "section1" / "ada"
+    assert skipped(folder) == ["section1/notes (a folder with no notebook)"]

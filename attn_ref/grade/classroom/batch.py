@@ -104,7 +104,7 @@ class BatchOptions:
 
 
 @dataclass(frozen=True)
-class _Pending:
+class Pending:
     sub: Submission
     results_path: Path
     content: str  # the hash of its files (the batch skips what it has graded)
@@ -119,7 +119,7 @@ class BatchPlan:
     autograder: Autograder
     plan: SandboxPlan
     subs: tuple[Submission, ...]
-    todo: tuple[_Pending, ...]  # not graded yet with this autograder (or ``force``)
+    todo: tuple[Pending, ...]  # not graded yet with this autograder (or ``force``)
     jobs: int
     options: BatchOptions
 
@@ -149,7 +149,7 @@ def plan_batch(path, autograder, out, options: BatchOptions) -> BatchPlan:
         content = sub.content = content_hash(sub.path) if sub.path.exists() else ""
         results_path = out / "results" / f"{sub.key}.json"
         if options.force or not already_graded(results_path, content, autograder.checks.version):
-            todo.append(_Pending(sub, results_path, content))
+            todo.append(Pending(sub, results_path, content))
     return BatchPlan(Path(path), out, autograder, plan, tuple(subs), tuple(todo),
                      max(1, options.jobs or os.cpu_count() or 1), options)
 
@@ -157,7 +157,7 @@ def plan_batch(path, autograder, out, options: BatchOptions) -> BatchPlan:
 def run_batch(batch: BatchPlan) -> BatchReport:
     """Grade a planned batch and write its gradebook (also when interrupted: what was graded stands)."""
     private_folder(batch.out / "results")
-    run = _BatchRun(batch)
+    run = BatchRun(batch)
     with _progress(batch.options.progress, len(batch.subs), len(batch.subs) - len(batch.todo)) as advance:
         run.advance = advance
         queue = run.jobs()
@@ -173,10 +173,10 @@ def run_batch(batch: BatchPlan) -> BatchReport:
                 close_cluster(client)
     book = write_gradebook(batch.out, list(batch.subs), batch.autograder.checks, batch.options.canvas)
     return BatchReport(len(batch.subs), run.graded, len(batch.subs) - len(batch.todo), batch.out, book,
-                       skipped(batch.source, _own(batch.out)), run.interrupted, runner.kernel_start, run.by_another_run)
+                       skipped(batch.source, batch_files(batch.out)), run.interrupted, runner.kernel_start, run.by_another_run)
 
 
-def _own(out: Path) -> frozenset[Path]:
+def batch_files(out: Path) -> frozenset[Path]:
     """--out and everything a batch writes in it: never listed as not graded where --out is (in) the class folder."""
     return frozenset({out.absolute(), *(out.absolute() / name for name in WRITTEN_HERE)})
 
@@ -193,7 +193,7 @@ def _runner(batch: BatchPlan, jobs: int) -> tuple[Runner, object]:
     return ClusterRunner(client, batch.autograder.path, batch.options.limits), client
 
 
-class _BatchRun:
+class BatchRun:
     """One run of a batch: its locks, what it graded, and what is graded again alone."""
 
     def __init__(self, batch: BatchPlan):
@@ -235,7 +235,7 @@ class _BatchRun:
                 for item in done:
                     self.finish(self.by_key[job.key], _graded_alone(item))
 
-    def finish(self, pending: _Pending, results: dict | Results) -> None:
+    def finish(self, pending: Pending, results: dict | Results) -> None:
         sub = pending.sub
         results = Results.load(results, f"the results of {sub.key}")
         results.extra.update({"submission": sub.key, CONTENT_HASH: pending.content, "students": sub.students})
@@ -258,7 +258,7 @@ class _BatchRun:
 
 
 @contextlib.contextmanager
-def _latched_interrupts(run: _BatchRun):
+def _latched_interrupts(run: BatchRun):
     """Ctrl-C and SIGTERM stop the batch even when Python swallows their KeyboardInterrupt (one raised inside
     a finalizer or a lock's release is only printed, "Exception ignored in ..."): the signal is latched, and
     the run stops at the next submission it would start or finish."""

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ...portable.written import written_answers
 from .. import submission as submission_files
+from ..inkernel.errors import GraderError
 from ..inkernel.text import plain_lines
 from ..owned import private_folder, write_private
 from ..results import Results
@@ -100,7 +101,7 @@ def _same_student(row: dict, person: dict) -> bool:
     return _cell(row, "name") == _cell(person, "name")
 
 
-class SheetError(ValueError):
+class SheetError(GraderError, ValueError):
     """The score sheet cannot be read as this project writes it (a spreadsheet saved it in another form)."""
 
 

@@ -309,18 +309,18 @@ def test_a_submission_another_run_graded_meanwhile_is_counted_as_such(tmp_path):
     "N submissions: a graded, b unchanged, c graded meanwhile by another run" adds up to N."""
     from types import SimpleNamespace
 
-    from attn_ref.grade.classroom.batch import _BatchRun, _Pending
+    from attn_ref.grade.classroom.batch import BatchRun, Pending
     from attn_ref.grade.classroom.discover import Submission
     from attn_ref.grade.isolation.watchdog import Admission, Job
     from attn_ref.grade.owned import private_folder
     from attn_ref.grade.results import write_results
 
     out = tmp_path / "out"
-    pending = [_Pending(Submission(key, tmp_path / f"{key}.ipynb"), out / "results" / f"{key}.json", f"hash-{key}")
+    pending = [Pending(Submission(key, tmp_path / f"{key}.ipynb"), out / "results" / f"{key}.json", f"hash-{key}")
                for key in ("ada", "bob")]
     batch = SimpleNamespace(autograder=SimpleNamespace(checks=SimpleNamespace(version="v1")), out=out, todo=tuple(pending),
                             options=SimpleNamespace(force=False))
-    run = _BatchRun(batch)
+    run = BatchRun(batch)
     write_results(private_folder(out / "results") / "ada.json", {"score": 1, "tests": [], "extra_data": {
         "submission": "ada", "status": "ok", "outcome": "graded", "content_hash": "hash-ada", "autograder_version": "v1"}})
     jobs = {key: Job(key, lambda jail: {}, lambda *why: {}, 1.0) for key in ("ada", "bob")}
@@ -331,7 +331,7 @@ def test_a_submission_another_run_graded_meanwhile_is_counted_as_such(tmp_path):
 def test_an_out_folder_inside_the_class_folder_is_not_listed_as_not_graded(tmp_path):
     """--out graded/ inside the class folder, or --out the class folder itself: the run's own files are not a
     student's, and are not listed as what it did not grade."""
-    from attn_ref.grade.classroom.batch import _own
+    from attn_ref.grade.classroom.batch import batch_files
     from attn_ref.grade.classroom.discover import skipped
 
     folder = tmp_path / "class"
@@ -341,10 +341,10 @@ def test_an_out_folder_inside_the_class_folder_is_not_listed_as_not_graded(tmp_p
         (folder / name).write_text("x")
     assert skipped(folder) == ["eve.pdf (not a notebook, a zip or a folder)", "graded (a folder with no notebook)",
                                "grades.csv (not a notebook, a zip or a folder)", "results (a folder with no notebook)"]
-    assert skipped(folder, _own(folder / "graded")) == ["eve.pdf (not a notebook, a zip or a folder)",
+    assert skipped(folder, batch_files(folder / "graded")) == ["eve.pdf (not a notebook, a zip or a folder)",
                                                         "grades.csv (not a notebook, a zip or a folder)",
                                                         "results (a folder with no notebook)"]
-    assert skipped(folder, _own(folder)) == ["eve.pdf (not a notebook, a zip or a folder)",
+    assert skipped(folder, batch_files(folder)) == ["eve.pdf (not a notebook, a zip or a folder)",
                                              "graded (a folder with no notebook)"]
 
 

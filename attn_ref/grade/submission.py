@@ -37,6 +37,8 @@ def _too_large(where: str, size: int) -> SubmissionError:
 
 
 def _read(data: bytes, where: str) -> nbformat.NotebookNode:
+    if not data.strip():  # a save that never finished, or an upload of nothing: said plainly, not as bad JSON
+        raise SubmissionError(f"{where} is empty ({len(data)} bytes): no notebook was saved in it")
     try:
         with warnings.catch_warnings():  # nbformat gives cells their missing or duplicated ids; its warning of that,
             warnings.simplefilter("ignore", DuplicateCellId)  # a line per cell on each read, would flood the TA's

@@ -34,3 +34,13 @@ def test_a_notebook_whose_ids_nbformat_repairs_is_read_without_a_warning_per_cel
     assert [str(w.message)[:80] for w in caught] == []
     assert name == "student.ipynb"
     assert len({cell.id for cell in nb.cells}) == len(ids)  # repaired: every cell its own id
+
+
+@pytest.mark.parametrize("data", [b"", b"\n  \r\n"], ids=["0 bytes", "blank lines"])
+def test_an_empty_file_is_said_to_be_empty(tmp_path, data):
+    """A notebook whose save never finished, or an upload of nothing: the status says so in plain words."""
+    from attn_ref.grade.submission import SubmissionError
+
+    (tmp_path / "ada.ipynb").write_bytes(data)
+    with pytest.raises(SubmissionError, match=rf"^ada\.ipynb is empty \({len(data)} bytes\): no notebook was saved in it$"):
+        load(tmp_path / "ada.ipynb")

@@ -191,8 +191,8 @@ def _alike_files(book: Gradebook) -> list[str]:
     student's uploads, each graded and given a row."""
     seen: dict[str, list[str]] = {}
     for g in book.graded:
-        if not g.sub.from_export:
-            seen.setdefault(alike(g.sub.path.name), []).append(g.sub.file_name)
+        if not g.sub.people:  # named by its file alone (students named by an export are compared by SID or email)
+            seen.setdefault(alike(g.sub.name or g.sub.path.name), []).append(g.sub.file_name)
     return [f"{len(names)} files have names alike ({', '.join(sorted(names)[:5])}): perhaps one student's; grades.csv "
             "has a row for each; check which one counts" for names in seen.values() if len(names) > 1]
 

@@ -231,11 +231,15 @@ def section(folder: Path) -> list[Path]:
     A section holds no notebook or zip of its own and at least two folders that each hold a notebook at their top (a
     zip there may be a student's data); each of its folders that holds a notebook at any depth is a submission
     (`skipped` lists the others)."""
-    entries = [e for e in sorted(folder.iterdir()) if not e.name.startswith(".") and not e.is_symlink()]
-    if any(e.is_file() and is_notebook_or_zip(e) for e in entries):
+    try:
+        entries = [e for e in sorted(folder.iterdir()) if not e.name.startswith(".") and not e.is_symlink()]
+        if any(e.is_file() and is_notebook_or_zip(e) for e in entries):
+            return []
+        folders = [e for e in entries if e.is_dir()]
+        tops = [f for f in folders if any(p.suffix.lower() == ".ipynb" and p.is_file() and not p.name.startswith(".")
+                                          for p in f.iterdir())]
+    except OSError:  # a folder that cannot be read is graded as one submission, and its grading says why
         return []
-    folders = [e for e in entries if e.is_dir()]
-    tops = [f for f in folders if any(p.suffix.lower() == ".ipynb" and p.is_file() and not p.name.startswith(".") for p in f.iterdir())]
     return [f for f in folders if has_notebook(f)] if len(tops) >= 2 else []
 
 
@@ -248,8 +252,8 @@ def skipped(path: Path, own: frozenset[Path] = frozenset()) -> list[str]:
     if not path.is_dir() or (path / METADATA).is_file():
         return []
     entries = [e for e in path.iterdir() if e.absolute() not in own]
-    inside = [e for folder in entries if folder.is_dir() and not folder.is_symlink() and has_notebook(folder) and section(folder)
-              for e in folder.iterdir() if e.is_dir() and not e.name.startswith(".")]
+    inside = [e for folder in entries if folder.is_dir() and not folder.is_symlink() and has_notebook(folder)
+              for e in (sorted(folder.iterdir()) if section(folder) else []) if e.is_dir() and not e.name.startswith(".")]
     return sorted(plain_text(e.relative_to(path).as_posix()) + why for e in entries + inside if (why := _not_graded(e)) is not None)
 
 

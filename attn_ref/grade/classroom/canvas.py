@@ -172,7 +172,8 @@ def _names(people: list[dict], key: str) -> str:
 
 def write_canvas(out: Path, book, roster: Path, assignment: str | None = None, login_domain: str | None = None) -> list[str]:
     """canvas.csv (canvas-unmatched.csv when someone did not match, canvas-missing.csv when someone has
-    no grade); returns warnings, and says in book.notes which column it fills."""
+    no grade); returns warnings, and says in book.notes which column it fills and which roster students have no
+    submission."""
     loaded = read_roster(Path(roster))
     roster_rows = loaded.rows
     refused = {i for i, row in enumerate(roster_rows) if _formula_ids(row)}
@@ -184,6 +185,9 @@ def write_canvas(out: Path, book, roster: Path, assignment: str | None = None, l
     rows = [["Points Possible", "", "", "", "", points]]
     rows += [[row[k] for k in ROSTER_FIELDS] + [scores.get(i)] for i, row in enumerate(roster_rows) if i not in refused]
     write_csv(out / "canvas.csv", [*ROSTER_FIELDS, column], rows)
+    if absent := [row for i, row in enumerate(roster_rows) if i not in claims and i not in refused]:
+        book.notes.append(f"canvas.csv: {len(absent)} roster student(s) have no submission in this class "
+                          f"({_names(absent, 'Student')}): their cells are empty, so an import leaves their Canvas grades as they are")
     return _write_what_was_left_out(out, [roster_rows[i] for i in sorted(refused)], missing, unmatched)
 
 

@@ -32,7 +32,7 @@ from .settings import Limits
 from .submission import files
 
 DEFAULT_OUT = "graded"
-UNAPPLIED_ADJUSTMENTS = 4  # a class graded, but a row of its adjustments.csv cannot be applied (no canvas.csv)
+UNAPPLIED_ADJUSTMENTS = 4  # a class graded, but a row of its adjustments.csv cannot be applied, or its score sheet read (no canvas.csv)
 
 
 def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
@@ -220,7 +220,7 @@ def _canvas(args) -> dict | None:
         raise _Stop(f"--canvas-roster {args.canvas_roster}: no such file (the course's Canvas gradebook export, CSV)")
     try:
         read_roster(Path(args.canvas_roster))
-    except (RosterError, OSError, UnicodeDecodeError) as err:
+    except (RosterError, OSError) as err:
         raise _Stop(str(err)) from None
     return {"roster": Path(args.canvas_roster), "assignment": args.canvas_assignment,
             "login_domain": (args.canvas_login_domain or "").strip().lstrip("@") or None}
@@ -237,17 +237,22 @@ def _grade_class(request: GradeRequest) -> int:
         say(f"interrupted: {report.graded} graded — rerun to resume (gradebook so far: {out / 'grades.csv'})",
             file=sys.stderr)
         return 130
-    say(f"{report.total} submissions: {report.graded} graded, {report.skipped} unchanged since the last run "
+    meanwhile = f", {report.by_another_run} graded meanwhile by another run on {out}" if report.by_another_run else ""
+    say(f"{report.total} submissions: {report.graded} graded, {report.skipped} unchanged since the last run{meanwhile} "
         f"(kernels: {plan.mode})")
     say("; ".join(_written_files(out, request.canvas is not None)))
     if report.not_submissions:
-        say(f"not submissions (no notebook in them): {', '.join(report.not_submissions)}")
+        say(f"not graded: {', '.join(report.not_submissions)}")
     if report.kernel_start:
         say(f"kernels {report.kernel_start}")
     say(*summary_lines(report.book))
+    if report.book.unreadable_sheet:
+        say(f"attn-ref grade: {out / 'written' / 'scores.csv'} cannot be read ({report.book.unreadable_sheet}): mend it "
+            "and run again", file=sys.stderr)
     if report.book.adjustments is not None and report.book.adjustments.holds_back_import:
         say(f"attn-ref grade: {out / ADJUSTMENTS_FILE} has rows that cannot be applied (the warnings above say which "
             "and why): mend or delete them and run again", file=sys.stderr)
+    if report.book.holds_back_import:
         return UNAPPLIED_ADJUSTMENTS
     return 0
 

@@ -12,6 +12,7 @@ import zipfile
 from pathlib import Path
 
 import nbformat
+from nbformat.warnings import DuplicateCellId, MissingIDFieldWarning
 
 from .inkernel.errors import GraderError
 from .inkernel.text import encodable, plain_text
@@ -36,8 +37,13 @@ def _too_large(where: str, size: int) -> SubmissionError:
 
 
 def _read(data: bytes, where: str) -> nbformat.NotebookNode:
+    if not data.strip():  # a save that never finished, or an upload of nothing: said plainly, not as bad JSON
+        raise SubmissionError(f"{where} is empty ({len(data)} bytes): no notebook was saved in it")
     try:
-        nb = nbformat.reads(data.decode("utf-8"), as_version=4)
+        with warnings.catch_warnings():  # nbformat gives cells their missing or duplicated ids; its warning of that,
+            warnings.simplefilter("ignore", DuplicateCellId)  # a line per cell on each read, would flood the TA's
+            warnings.simplefilter("ignore", MissingIDFieldWarning)  # console about a notebook graded as it is
+            nb = nbformat.reads(data.decode("utf-8"), as_version=4)
     except Exception as err:  # NotJSONError, UnicodeDecodeError, RecursionError, validation failures
         raise SubmissionError(f"{where} is not a readable Jupyter notebook ({type(err).__name__})") from None
     if not isinstance(nb.get("cells"), list):
@@ -46,6 +52,12 @@ def _read(data: bytes, where: str) -> nbformat.NotebookNode:
         if isinstance(cell, dict) and isinstance(cell.get("source"), str):
             cell["source"] = encodable(cell["source"])
     return nb
+
+
+def is_notebook_or_zip(path: Path) -> bool:
+    """Whether a file's name says it is a notebook or a zip, its case aside (Windows and email clients save
+    ``Ada.IPYNB``)."""
+    return path.suffix.lower() in (".ipynb", ".zip")
 
 
 def _one(names: list[str], where: str) -> str:
@@ -93,7 +105,7 @@ def load(path: str | Path) -> tuple[nbformat.NotebookNode, str]:
         return _read(_bounded_read(path / found, MAX_NOTEBOOK), found), Path(found).name
     if not path.exists():
         raise SubmissionError(f"{path} does not exist")
-    if path.suffix == ".zip":
+    if path.suffix.lower() == ".zip":
         return _from_zip(_bounded_read(path, 4 * MAX_NOTEBOOK), path.name)
     return _read(_bounded_read(path, MAX_NOTEBOOK), path.name), path.name
 

@@ -9,7 +9,7 @@ One row per change, applied from the top down::
     bob@uni.edu,q4,,,2,read 0.5 as 05 (a typo the prompt invited),kim,2026-03-03
 
 - student: a SID or an email of the class, as grades.csv shows them (a spreadsheet's dropped leading zeros
-  aside), or, in a class with no export (no SIDs), grades.csv's submission. A group's members share one
+  aside), or, in a class with no export (no SIDs), grades.csv's name or submission. A group's members share one
   submission: a row naming any of them adjusts it for all.
 - question: one of grades.csv's question columns (c3, q4, q1_written).
 - line: optional, one line of it (a probe of a task, an answer of a question: report.html and mistakes.csv
@@ -261,12 +261,26 @@ class _Students:
                 if email := safe_cell(person.email):
                     self.by_email.setdefault(_email_key(email), []).append(g)
             self.by_name.setdefault(safe_cell(g.sub.file_name), []).append(g)
+            if not g.sub.people:  # a file of a plain class folder: its row's name is its key, one submission's alone
+                self.by_name.setdefault(safe_cell(g.sub.key), []).append(g)
+        self.has_ids = bool(self.by_sid or self.by_email)
 
     def find(self, student: str) -> list:
         """The submissions a typed SID, email or submission names (each once, a group's too)."""
         typed = safe_cell(student)
         found = [*self.by_sid.get(_sid_key(typed), []), *self.by_email.get(_email_key(typed), []), *self.by_name.get(typed, [])]
         return list({id(g): g for g in found}.values())
+
+    def why_none(self, student: str, found: list) -> str:
+        """Why a typed student names no submission, or several, said in the columns this class has."""
+        if found:
+            return (f"{student!r} names {len(found)} submissions ({', '.join(g.sub.file_name for g in found[:5])}): "
+                    "each is a row of grades.csv; which one is meant?")
+        if self.has_ids:
+            return (f"no student of this class has the SID or email {student!r} (grades.csv's sid and email columns; "
+                    "a student who left, or a typo?)")
+        return (f"no submission of this class is named {student!r} (grades.csv's name or submission column: this class "
+                "has no SIDs or emails; a file renamed or removed, or a typo?)")
 
 
 def _plain(name: str) -> str:
@@ -344,7 +358,7 @@ class _Ledger:
         target, no_target = _target(row, self.book)
         found = self.students.find(row.student)
         key = found[0].sub.key if len(found) == 1 else ""  # its submission, where it names one: grades.csv shows the row
-        no_student = "" if key else _why_no_student(row.student, found)
+        no_student = "" if key else self.students.why_none(row.student, found)
         if target is None:
             return self.refuse(row, Problem.NO_QUESTION, "; ".join(filter(None, (no_target, no_student))), key)
         if no_student:
@@ -370,14 +384,6 @@ class _Ledger:
                                f"{before:g} now): a regrade may give these points already; change or delete the row", key)
         self.current[(key, target.question)] = after
         self.result.applied.append(Applied(row, key, target.question, before, after))
-
-
-def _why_no_student(student: str, found: list) -> str:
-    if not found:
-        return (f"no student of this class has the SID or email {student!r} (grades.csv's sid and email columns; "
-                "a student who left, or a typo?)")
-    return (f"{student!r} names {len(found)} submissions ({', '.join(g.sub.file_name for g in found[:5])}): "
-            "each is a row of grades.csv; which one is meant?")
 
 
 def apply_adjustments(path: Path, book) -> Adjustments:

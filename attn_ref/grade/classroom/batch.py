@@ -42,9 +42,10 @@ class BatchReport:
     skipped: int
     out: Path
     book: Gradebook
-    not_submissions: list[str]  # folders with no notebook in them, not graded
+    not_submissions: list[str]  # what the class folder holds that is not graded, each with why (discover.skipped)
     interrupted: bool = False
     kernel_start: str = ""  # how this run's kernels were started (a kernel image, or afresh and why)
+    by_another_run: int = 0  # graded meanwhile by another run on the same --out (so neither graded nor skipped here)
 
 
 def check_assignment(subs: list[Submission], autograder: Autograder) -> None:
@@ -103,7 +104,7 @@ class BatchOptions:
 
 
 @dataclass(frozen=True)
-class _Pending:
+class Pending:
     sub: Submission
     results_path: Path
     content: str  # the hash of its files (the batch skips what it has graded)
@@ -118,7 +119,7 @@ class BatchPlan:
     autograder: Autograder
     plan: SandboxPlan
     subs: tuple[Submission, ...]
-    todo: tuple[_Pending, ...]  # not graded yet with this autograder (or ``force``)
+    todo: tuple[Pending, ...]  # not graded yet with this autograder (or ``force``)
     jobs: int
     options: BatchOptions
 
@@ -148,7 +149,7 @@ def plan_batch(path, autograder, out, options: BatchOptions) -> BatchPlan:
         content = sub.content = content_hash(sub.path) if sub.path.exists() else ""
         results_path = out / "results" / f"{sub.key}.json"
         if options.force or not already_graded(results_path, content, autograder.checks.version):
-            todo.append(_Pending(sub, results_path, content))
+            todo.append(Pending(sub, results_path, content))
     return BatchPlan(Path(path), out, autograder, plan, tuple(subs), tuple(todo),
                      max(1, options.jobs or os.cpu_count() or 1), options)
 
@@ -156,7 +157,7 @@ def plan_batch(path, autograder, out, options: BatchOptions) -> BatchPlan:
 def run_batch(batch: BatchPlan) -> BatchReport:
     """Grade a planned batch and write its gradebook (also when interrupted: what was graded stands)."""
     private_folder(batch.out / "results")
-    run = _BatchRun(batch)
+    run = BatchRun(batch)
     with _progress(batch.options.progress, len(batch.subs), len(batch.subs) - len(batch.todo)) as advance:
         run.advance = advance
         queue = run.jobs()
@@ -172,7 +173,12 @@ def run_batch(batch: BatchPlan) -> BatchReport:
                 close_cluster(client)
     book = write_gradebook(batch.out, list(batch.subs), batch.autograder.checks, batch.options.canvas)
     return BatchReport(len(batch.subs), run.graded, len(batch.subs) - len(batch.todo), batch.out, book,
-                       skipped(batch.source), run.interrupted, runner.kernel_start)
+                       skipped(batch.source, batch_files(batch.out)), run.interrupted, runner.kernel_start, run.by_another_run)
+
+
+def batch_files(out: Path) -> frozenset[Path]:
+    """--out and everything a batch writes in it: never listed as not graded where --out is (in) the class folder."""
+    return frozenset({out.absolute(), *(out.absolute() / name for name in WRITTEN_HERE)})
 
 
 def _runner(batch: BatchPlan, jobs: int) -> tuple[Runner, object]:
@@ -187,7 +193,7 @@ def _runner(batch: BatchPlan, jobs: int) -> tuple[Runner, object]:
     return ClusterRunner(client, batch.autograder.path, batch.options.limits), client
 
 
-class _BatchRun:
+class BatchRun:
     """One run of a batch: its locks, what it graded, and what is graded again alone."""
 
     def __init__(self, batch: BatchPlan):
@@ -195,6 +201,7 @@ class _BatchRun:
         self.locks = _Locks(batch.out / "locks")
         self.by_key = {p.sub.key: p for p in batch.todo}
         self.graded, self.interrupted, self.stop_requested = 0, False, False
+        self.by_another_run = 0  # found graded by another run on the same folder when its turn came
         self.again: list[Job] = []  # ran out of time beside others: graded again alone after the parallel pass
         self.advance = lambda failed: None
 
@@ -228,7 +235,7 @@ class _BatchRun:
                 for item in done:
                     self.finish(self.by_key[job.key], _graded_alone(item))
 
-    def finish(self, pending: _Pending, results: dict | Results) -> None:
+    def finish(self, pending: Pending, results: dict | Results) -> None:
         sub = pending.sub
         results = Results.load(results, f"the results of {sub.key}")
         results.extra.update({"submission": sub.key, CONTENT_HASH: pending.content, "students": sub.students})
@@ -245,12 +252,13 @@ class _BatchRun:
             return Admission.WAIT  # another run grades it right now
         if not self.batch.options.force and already_graded(pending.results_path, pending.content, self.checks.version):
             self.locks.release(job.key)  # that other run finished it
+            self.by_another_run += 1
             return Admission.SKIP
         return Admission.START
 
 
 @contextlib.contextmanager
-def _latched_interrupts(run: _BatchRun):
+def _latched_interrupts(run: BatchRun):
     """Ctrl-C and SIGTERM stop the batch even when Python swallows their KeyboardInterrupt (one raised inside
     a finalizer or a lock's release is only printed, "Exception ignored in ..."): the signal is latched, and
     the run stops at the next submission it would start or finish."""

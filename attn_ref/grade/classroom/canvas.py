@@ -57,18 +57,30 @@ class Roster:
 
 
 def read_roster(path: Path) -> Roster:
-    with open(path, newline="", encoding="utf-8-sig") as f:
-        reader = csv.DictReader(f)
-        header = list(reader.fieldnames or [])
-        missing = [name for name in ROSTER_FIELDS if name not in header]
-        if missing:
-            raise RosterError(f"{path}: not a Canvas gradebook export (no column {', '.join(missing)})")
-        rows = []
-        for row in reader:
-            student = (row.get("Student") or "").strip()
-            if student.startswith("Points Possible") or student in ("", "Student, Test"):
-                continue  # Canvas's own extra rows
-            rows.append({k: (row.get(k) or "").strip() for k in ROSTER_FIELDS})
+    """The roster's students and other columns; a file that is not a Canvas export as Canvas writes it (CSV,
+    UTF-8, commas) raises RosterError naming the file and what to do, as a spreadsheet's re-save would make it."""
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            return _roster(path, csv.DictReader(f))
+    except UnicodeDecodeError as err:
+        raise RosterError(f"{path}: not UTF-8 (byte {err.start + 1} is not): a spreadsheet saved it in another encoding; "
+                          "use Canvas's export as it came, or save it as 'CSV UTF-8'") from None
+    except csv.Error as err:
+        raise RosterError(f"{path}: not a CSV file ({str(err)[:200]})") from None
+
+
+def _roster(path: Path, reader: csv.DictReader) -> Roster:
+    header = list(reader.fieldnames or [])
+    missing = [name for name in ROSTER_FIELDS if name not in header]
+    if missing:
+        semicolons = " (it is separated by ';': save it with commas)" if any(";" in name for name in header) else ""
+        raise RosterError(f"{path}: not a Canvas gradebook export (no column {', '.join(missing)}){semicolons}")
+    rows = []
+    for row in reader:
+        student = (row.get("Student") or "").strip()
+        if student.startswith("Points Possible") or student in ("", "Student, Test"):
+            continue  # Canvas's own extra rows
+        rows.append({k: (row.get(k) or "").strip() for k in ROSTER_FIELDS})
     return Roster(rows, [name for name in header if name and name not in ROSTER_FIELDS])
 
 
@@ -160,7 +172,8 @@ def _names(people: list[dict], key: str) -> str:
 
 def write_canvas(out: Path, book, roster: Path, assignment: str | None = None, login_domain: str | None = None) -> list[str]:
     """canvas.csv (canvas-unmatched.csv when someone did not match, canvas-missing.csv when someone has
-    no grade); returns warnings, and says in book.notes which column it fills."""
+    no grade); returns warnings, and says in book.notes which column it fills and which roster students have no
+    submission."""
     loaded = read_roster(Path(roster))
     roster_rows = loaded.rows
     refused = {i for i, row in enumerate(roster_rows) if _formula_ids(row)}
@@ -172,6 +185,9 @@ def write_canvas(out: Path, book, roster: Path, assignment: str | None = None, l
     rows = [["Points Possible", "", "", "", "", points]]
     rows += [[row[k] for k in ROSTER_FIELDS] + [scores.get(i)] for i, row in enumerate(roster_rows) if i not in refused]
     write_csv(out / "canvas.csv", [*ROSTER_FIELDS, column], rows)
+    if absent := [row for i, row in enumerate(roster_rows) if i not in claims and i not in refused]:
+        book.notes.append(f"canvas.csv: {len(absent)} roster student(s) have no submission in this class "
+                          f"({_names(absent, 'Student')}): their cells are empty, so an import leaves their Canvas grades as they are")
     return _write_what_was_left_out(out, [roster_rows[i] for i in sorted(refused)], missing, unmatched)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import unicodedata
 import zipfile
 from collections import Counter
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from ..inkernel.text import cap, plain_text
 from ..owned import private_folder
 from ..results import Outcome
 from ..scoring.autograder import AutograderError
-from ..submission import files
+from ..submission import files, is_notebook_or_zip
 from .unpack import MAX_METADATA, METADATA, hash_into, unpack_export
 
 MAX_FIELD = 200  # a name, SID or email from the export
@@ -51,6 +52,7 @@ class Submission:
     fault: Outcome = Outcome.NOT_GRADED  # whose doing ``problem`` is: the export's (no grade) or the student's (0)
     content: str = ""  # the hash of its files (content_hash), where the batch has read them
     label: str = ""  # how it is shown where its plain name is another submission's too (set by ``label``)
+    name: str = ""  # its name as shown, where not its file or folder name: section1/ada, inside a folder of folders
 
     @property
     def people(self) -> list[Student]:
@@ -67,17 +69,24 @@ class Submission:
     def file_name(self) -> str:
         """Its file or folder name as shown (CSVs, pages, the score sheet's key): plain text, whatever bytes the
         name holds, and one submission's alone (``label``)."""
-        return self.label or plain_text(self.path.name)
+        return self.label or plain_text(self.name or self.path.name)
 
 
 def label(subs: list[Submission]) -> list[Submission]:
-    """Two names that read the same once plain (sub\x01, sub\x02: both sub?) are shown with their keys, which
-    differ: a row of grades.csv or of the score sheet never stands for two submissions."""
-    names = [plain_text(sub.path.name) for sub in subs]
-    shown = Counter(names)
+    """Two names that read the same once plain (sub\x01, sub\x02: both sub?; José composed or decomposed, as
+    macOS and Windows save it) are shown with their keys, which differ: a row of grades.csv or of the score sheet
+    never stands for two submissions."""
+    names = [plain_text(sub.name or sub.path.name) for sub in subs]
+    shown = Counter(unicodedata.normalize("NFKC", name) for name in names)
     for sub, name in zip(subs, names):
-        sub.label = f"{name} ({sub.key})" if shown[name] > 1 else ""
+        sub.label = f"{name} ({sub.key})" if shown[unicodedata.normalize("NFKC", name)] > 1 else ""
     return subs
+
+
+def alike(name: str) -> str:
+    """A file name as a person reads it: its case, Unicode form and extension aside (Ada.ipynb, ada.zip and Ada/
+    are alike: perhaps one student's two uploads)."""
+    return unicodedata.normalize("NFKC", plain_text(Path(name).stem if is_notebook_or_zip(Path(name)) else name)).casefold()
 
 
 def _safe(name: str) -> str:
@@ -85,20 +94,22 @@ def _safe(name: str) -> str:
 
 
 def _unique(name: str, seen: set[str]) -> str:
-    """A key no other submission of the class has: two names that read alike (a b, a_b) never share results."""
+    """A key no other submission of the class has, its case aside: two names that read alike (a b, a_b) never
+    share results, nor do Ada and ada on a TA's disk that ignores case (macOS, Windows: results/Ada.json is
+    results/ada.json there)."""
     key = _safe(name)
-    if key in seen:
+    if key.casefold() in seen:
         key = f"{key}-{hashlib.sha256(os.fsencode(name)).hexdigest()[:8]}"
-    while key in seen:
+    while key.casefold() in seen:
         key += "_"
-    seen.add(key)
+    seen.add(key.casefold())
     return key
 
 
 def is_gradescope_export(path: Path) -> bool:
     if path.is_dir():
         return (path / METADATA).is_file()
-    if path.suffix == ".zip" and zipfile.is_zipfile(path):
+    if path.suffix.lower() == ".zip" and zipfile.is_zipfile(path):
         with zipfile.ZipFile(path) as archive:
             return any(Path(n).name == METADATA for n in archive.namelist())
     return False
@@ -107,7 +118,7 @@ def is_gradescope_export(path: Path) -> bool:
 def is_batch(path: Path) -> bool:
     """A class (folder of submissions or Gradescope export), not one submission."""
     return is_gradescope_export(path) or (path.is_dir() and any(
-        p.suffix in (".ipynb", ".zip") or p.is_dir() for p in path.iterdir() if not p.name.startswith(".")))
+        is_notebook_or_zip(p) or p.is_dir() for p in path.iterdir() if not p.name.startswith(".")))
 
 
 def _students(entry) -> list[dict]:
@@ -143,12 +154,12 @@ def _gradescope_scores(entry) -> dict:
 def has_notebook(path: Path) -> bool:
     """A notebook or zip, or a folder that holds one (or more files than are walked: graded, and told why)."""
     if path.is_file():
-        return path.suffix in (".ipynb", ".zip")
+        return is_notebook_or_zip(path)
     try:
         found, more = files(path)
     except OSError:  # an unreadable folder holds nothing the grader can read: not a submission (as rglob had it)
         return False
-    return more or any(p.suffix in (".ipynb", ".zip") for p in found)
+    return more or any(is_notebook_or_zip(p) for p in found)
 
 
 def _metadata(path: Path) -> dict:
@@ -203,21 +214,58 @@ def discover(path: Path, out: Path) -> list[Submission]:
         raise AutograderError(f"{path} is neither a folder of submissions nor a Gradescope export")
     found, seen = [], set()
     for entry in sorted(path.iterdir()):
-        if entry.name.startswith(".") or entry.is_symlink() or not (entry.is_dir() or entry.suffix in (".ipynb", ".zip")):
+        if entry.name.startswith(".") or entry.is_symlink() or not (entry.is_dir() or is_notebook_or_zip(entry)):
             continue  # a link is never followed: it could name any of the TA's files
         if entry.is_dir() and not has_notebook(entry):
             continue  # not a submission (notes, caches): `skipped` lists it
+        if entry.is_dir() and (inner := section(entry)):
+            found += [Submission(_unique(f"{entry.name}/{sub.name}", seen), sub, name=f"{entry.name}/{sub.name}") for sub in inner]
+            continue
         found.append(Submission(_unique(entry.stem if entry.is_file() else entry.name, seen), entry))
     return label(found)
 
 
-def skipped(path: Path) -> list[str]:
-    """Folders of a plain class folder that hold no notebook, so are not graded (printed for the TA)."""
+def section(folder: Path) -> list[Path]:
+    """The submissions of a folder that is a section of the class, not one submission (section1/ada/lab.ipynb,
+    section1/bob/lab.ipynb: a class folder given one level too high), or [] for a folder that is one submission.
+    A section holds no notebook or zip of its own and at least two folders that each hold a notebook at their top (a
+    zip there may be a student's data); each of its folders that holds a notebook at any depth is a submission
+    (`skipped` lists the others)."""
+    try:
+        entries = [e for e in sorted(folder.iterdir()) if not e.name.startswith(".") and not e.is_symlink()]
+        if any(e.is_file() and is_notebook_or_zip(e) for e in entries):
+            return []
+        folders = [e for e in entries if e.is_dir()]
+        tops = [f for f in folders if any(p.suffix.lower() == ".ipynb" and p.is_file() and not p.name.startswith(".")
+                                          for p in f.iterdir())]
+    except OSError:  # a folder that cannot be read is graded as one submission, and its grading says why
+        return []
+    return [f for f in folders if has_notebook(f)] if len(tops) >= 2 else []
+
+
+def skipped(path: Path, own: frozenset[Path] = frozenset()) -> list[str]:
+    """What a plain class folder holds that is not graded, each with why (printed for the TA): a folder with no
+    notebook, a link, a file that is no notebook or zip (eve.pdf), a hidden notebook (.ada.ipynb). Hidden folders
+    (.ipynb_checkpoints) and hidden files of other kinds (.DS_Store) are a computer's, not a student's, and ``own``
+    (the run's --out, or what it writes there, where that is inside the class folder) the run's: not listed."""
     path = Path(path)
     if not path.is_dir() or (path / METADATA).is_file():
         return []
-    return sorted(plain_text(e.name) + (" (a link, never followed)" if e.is_symlink() else "") for e in path.iterdir()
-                  if not e.name.startswith(".") and (e.is_symlink() or (e.is_dir() and not has_notebook(e))))
+    entries = [e for e in path.iterdir() if e.absolute() not in own]
+    inside = [e for folder in entries if folder.is_dir() and not folder.is_symlink() and has_notebook(folder)
+              for e in (sorted(folder.iterdir()) if section(folder) else []) if e.is_dir() and not e.name.startswith(".")]
+    return sorted(plain_text(e.relative_to(path).as_posix()) + why for e in entries + inside if (why := _not_graded(e)) is not None)
+
+
+def _not_graded(entry: Path) -> str | None:
+    """Why ``discover`` leaves this entry of a class folder out, or None where it is graded or not worth a word."""
+    if entry.is_symlink():
+        return None if entry.name.startswith(".") else " (a link, never followed)"
+    if entry.name.startswith("."):
+        return " (hidden: its name starts with '.')" if entry.is_file() and is_notebook_or_zip(entry) else None
+    if entry.is_dir():
+        return None if has_notebook(entry) else " (a folder with no notebook)"
+    return None if is_notebook_or_zip(entry) else " (not a notebook, a zip or a folder)"
 
 
 def content_hash(path: Path) -> str:

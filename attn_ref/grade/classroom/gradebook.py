@@ -27,7 +27,7 @@ from ..owned import open_private, private_folder, write_private
 from ..results import CONTENT_HASH, Outcome, Results, max_points
 from . import adjustments as adjusting
 from . import provenance
-from .discover import Submission
+from .discover import Submission, alike
 from .mistakes import write_mistakes
 from .spreadsheet import write_csv
 from .written_pages import merge_written_scores, write_written_pages
@@ -81,6 +81,13 @@ class Gradebook:
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the run chose or left out, printed with the summary
     adjustments: adjusting.Adjustments | None = None  # what the run made of adjustments.csv (None: not read)
+    unreadable_sheet: str = ""  # why written/scores.csv cannot be read ("" when it can): no score of it is taken
+
+    @property
+    def holds_back_import(self) -> bool:
+        """Whether a TA's own file (a row of adjustments.csv, the score sheet) cannot be applied: an import now would
+        publish grades without what they granted or typed, so canvas.csv waits and the run exits 4."""
+        return bool(self.unreadable_sheet) or (self.adjustments is not None and self.adjustments.holds_back_import)
 
     @property
     def with_grade(self) -> list[Graded]:
@@ -160,7 +167,34 @@ def shared_students(book: Gradebook) -> list[str]:
             if who:
                 seen.setdefault(who, set()).add(g.sub.key)
     return [f"{who} is a student of {len(keys)} submissions ({', '.join(sorted(keys)[:5])}): grades.csv has a row for each; "
-            "check which one counts" for who, keys in sorted(seen.items()) if len(keys) > 1]
+            "check which one counts" for who, keys in sorted(seen.items()) if len(keys) > 1] + _alike_files(book)
+
+
+def gone(out: Path, subs: list[Submission]) -> list[str]:
+    """A note naming the results of submissions this class no longer has (a file deleted or renamed since an
+    earlier run, a student dropped from the export): kept in results/, never in grades.csv, and said so."""
+    keys = {sub.key for sub in subs}
+    try:
+        left = sorted(p.stem for p in (out / "results").iterdir() if p.suffix == ".json" and not p.name.startswith(".")
+                      and p.stem not in keys)
+    except OSError:  # no results folder yet
+        return []
+    if not left:
+        return []
+    return [f"results/ holds {len(left)} results of submissions this class no longer has ({', '.join(left[:5])}"
+            f"{' …' if len(left) > 5 else ''}): kept there, not in grades.csv (a file removed or renamed since they were graded?)"]
+
+
+def _alike_files(book: Gradebook) -> list[str]:
+    """A warning for each name that several files of a plain class folder share, their case, Unicode form and
+    extension aside (Ada.ipynb and ada.zip): the file name is all that names a student there, so these may be one
+    student's uploads, each graded and given a row."""
+    seen: dict[str, list[str]] = {}
+    for g in book.graded:
+        if not g.sub.people:  # named by its file alone (students named by an export are compared by SID or email)
+            seen.setdefault(alike(g.sub.name or g.sub.path.name), []).append(g.sub.file_name)
+    return [f"{len(names)} files have names alike ({', '.join(sorted(names)[:5])}): perhaps one student's; grades.csv "
+            "has a row for each; check which one counts" for names in seen.values() if len(names) > 1]
 
 
 def write_gradebook(out: Path, subs: list[Submission], checks: Checks, canvas: dict | None = None) -> Gradebook:
@@ -171,6 +205,7 @@ def write_gradebook(out: Path, subs: list[Submission], checks: Checks, canvas: d
         fcntl.flock(lock, fcntl.LOCK_EX)  # two runs on one folder take turns here
         book = collect(out, subs, checks)
         book.warnings += shared_students(book)
+        book.notes += gone(out, subs)
         if checks.written:
             write_written_pages(out / "written", book)
             book.warnings += merge_written_scores(out / "written", book)
@@ -198,12 +233,14 @@ def grades_fields(book: Gradebook) -> list[str]:
 
 
 def _canvas(out: Path, book: Gradebook, canvas: dict) -> list[str]:
-    """canvas.csv, unless adjustments.csv has rows that cannot be applied: an import then would publish grades
-    without a change a TA granted, so the files of an earlier run are removed too (adjustments.py)."""
-    if book.adjustments is not None and book.adjustments.holds_back_import:
+    """canvas.csv, unless adjustments.csv has rows that cannot be applied or the score sheet cannot be read: an
+    import then would publish grades without what a TA granted or typed, so the files of an earlier run are removed
+    too (adjustments.py, written_pages.py)."""
+    if book.holds_back_import:
         for name in ("canvas.csv", "canvas-missing.csv", "canvas-unmatched.csv"):
             (out / name).unlink(missing_ok=True)
-        return [f"canvas.csv not written: {adjusting.FILE} has rows that cannot be applied (above)"]
+        why = "written/scores.csv cannot be read" if book.unreadable_sheet else f"{adjusting.FILE} has rows that cannot be applied"
+        return [f"canvas.csv not written: {why} (above)"]
     from .canvas import write_canvas
 
     return write_canvas(out, book, **canvas)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ...portable.written import written_answers
 from .. import submission as submission_files
+from ..inkernel.errors import GraderError
 from ..inkernel.text import plain_lines
 from ..owned import private_folder, write_private
 from ..results import Results
@@ -100,11 +101,30 @@ def _same_student(row: dict, person: dict) -> bool:
     return _cell(row, "name") == _cell(person, "name")
 
 
+class SheetError(GraderError, ValueError):
+    """The score sheet cannot be read as this project writes it (a spreadsheet saved it in another form)."""
+
+
 def _read_sheet(path: Path) -> list[dict]:
+    """The sheet's rows (none where it is missing or empty); SheetError where a spreadsheet saved it in a form
+    whose scores cannot be read (another encoding, ';' between cells): read as it stands, every score would be
+    lost when the sheet is written again."""
     if not path.exists():
         return []
-    with open(path, newline="", encoding="utf-8-sig") as f:
-        return list(csv.DictReader(f))
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            reader = csv.DictReader(f)
+            rows = list(reader)
+            header = list(reader.fieldnames or [])
+    except UnicodeDecodeError as err:
+        raise SheetError(f"it is not UTF-8 (byte {err.start + 1} is not): save it as 'CSV UTF-8'") from None
+    except csv.Error as err:
+        raise SheetError(f"it is not a CSV file ({str(err)[:200]})") from None
+    missing = [name for name in ID_FIELDS if name not in header]
+    if header and missing:
+        semicolons = " (it is separated by ';': save it with commas)" if any(";" in name for name in header) else ""
+        raise SheetError(f"its first row has no column {', '.join(missing)}{semicolons}")
+    return rows
 
 
 def _score(text: str, column: str, top: float, who: str, warnings: list[str]) -> float | None:
@@ -130,7 +150,12 @@ def merge_written_scores(folder: Path, book) -> list[str]:
     columns = [f"{w.question}_written" for w in book.checks.written]
     points = {f"{w.question}_written": float(w.points) for w in book.checks.written}
     path = folder / SHEET
-    typed = _read_sheet(path)
+    try:
+        typed = _read_sheet(path)
+    except SheetError as err:  # left as it is: the next run reads it once it is mended
+        book.unreadable_sheet = str(err)
+        return [f"{folder.name}/{SHEET} cannot be read: {err}; no written score is taken from it and it is left as it "
+                "is: mend it and run again"]
     people = [(g, {"submission": g.sub.file_name, **person.row()}) for g in book.graded for person in g.sub.members]
     matches = _rows_of_each(typed, [row for _, row in people])
     claims = Counter(i for found in matches for i in found)

@@ -221,6 +221,26 @@ def test_a_student_is_named_by_sid_or_email(tmp_path, typed):
     assert applied.submission == "s1" and (applied.before, applied.after) == (1.0, 2.0)
 
 
+@pytest.mark.parametrize("typed", ["ada", "ada.ipynb", "'-rf_q", "-rf_q"])
+def test_a_plain_folders_submission_is_named_as_grades_csv_names_it(tmp_path, typed):
+    """A class with no export has no SIDs: a row names a file by grades.csv's name column (what a TA reads first) or
+    its submission column, with or without the ' a spreadsheet keeps; a name no file has says so in those words."""
+    out = tmp_path / "graded"
+    subs = [Submission("ada", tmp_path / "ada.ipynb"), Submission("-rf_q", tmp_path / '-rf "q.ipynb'),
+            Submission("s3", tmp_path / "s3.ipynb")]
+    private_folder(out)
+    (out / FILE).write_text(HEADER + f"{typed},c3,,+1,,r,sam\nbob,c3,,+1,,r,sam\n", encoding="utf-8")
+    _results(out, "ada", {"c3": 1.0}, "v1")
+    _results(out, "-rf_q", {"c3": 1.0}, "v1")
+    _results(out, "s3", {"c3": 1.0}, "v1")
+    book = write_gradebook(out, subs, _checks("v1"))
+    (applied,) = book.adjustments.applied
+    assert applied.submission == ("ada" if "ada" in typed else "-rf_q") and applied.after == 2.0
+    (missing,) = book.adjustments.not_applied
+    assert missing.problem is Problem.NO_STUDENT and "no submission of this class is named 'bob'" in missing.message()
+    assert "grades.csv's name or submission column" in missing.message() and "SID or email 'bob'" not in missing.message()
+
+
 # ---- end to end: a practice class graded, adjusted, regraded with a changed zip, imported -----------------
 
 def _changed_zip(original: Path, to: Path) -> str:

@@ -547,3 +547,37 @@ def test_a_kernel_can_leave_no_key_and_no_uid_with_keys_is_drawn(monkeypatch):
     monkeypatch.setenv(cleanup.UID_RANGE_ENV, f"{leaked}-{leaked}")
     with pytest.raises(OSError, match="no free kernel uid"):
         cleanup.claim_uid()  # that uid is never drawn while its key exists
+
+
+def test_a_roster_a_spreadsheet_saved_again_is_refused_with_the_file_and_the_fix(tmp_path):
+    """Excel on Windows saves a roster in its own encoding, or with ';' where the locale writes decimal commas: the
+    run stops before grading, naming the file and what to do, never with a bare codec error."""
+    from attn_ref.grade.classroom.canvas import RosterError, read_roster
+
+    text = "\n".join(",".join(row) for row in ROSTER[:1] + [["Zoë Ångström", "103", "S3", "zoe", "A"]]) + "\n"
+    (tmp_path / "latin1.csv").write_bytes(text.encode("latin-1"))
+    (tmp_path / "semicolons.csv").write_text(text.replace(",", ";"), encoding="utf-8")
+    (tmp_path / "as_canvas.csv").write_text("\ufeff" + text.replace("\n", "\r\n"), encoding="utf-8")
+    with pytest.raises(RosterError, match=r"latin1\.csv: not UTF-8 \(byte \d+ is not\).*save it as 'CSV UTF-8'"):
+        read_roster(tmp_path / "latin1.csv")
+    with pytest.raises(RosterError, match=r"semicolons\.csv: not a Canvas gradebook export .*separated by ';'"):
+        read_roster(tmp_path / "semicolons.csv")
+    assert [r["Student"] for r in read_roster(tmp_path / "as_canvas.csv").rows] == ["Zoë Ångström"]  # BOM, CRLF: read
+
+
+def test_roster_students_with_no_submission_are_named(tmp_path):
+    """A student on the roster who submitted nothing keeps an empty cell (Canvas keeps their grade as it is), and the
+    run names them, so that a TA can chase a missing submission before the import."""
+    from attn_ref.grade.classroom.canvas import write_canvas
+
+    roster = tmp_path / "roster.csv"
+    with open(roster, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(ROSTER[:4])  # Bob, Carol, Hal
+    book = SimpleNamespace(graded=[_graded("bob", 80, {"name": "Bob", "sid": "S1"})], checks=SimpleNamespace(title="Lab", assignment="lab"),
+                           notes=[], units=["c1"], written_units=[], maximum=lambda unit: 80.0)
+    write_canvas(tmp_path, book, roster, "Lab (1)")
+    assert book.notes[-1].startswith("canvas.csv: 2 roster student(s) have no submission in this class (Carol, Hal): their cells are empty")
+    book.graded += [_graded("carol", 0, {"name": "Carol", "email": "carol@uni.edu"}), _graded("hal", 10, {"name": "Hal", "sid": "S7"})]
+    book.notes.clear()
+    write_canvas(tmp_path, book, roster, "Lab (1)")
+    assert not any("no submission" in note for note in book.notes)

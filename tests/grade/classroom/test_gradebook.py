@@ -675,3 +675,84 @@ def test_the_class_report_counts_each_named_mistake_and_the_failures_no_mutant_e
         assert list(csv.reader(f)) == [["task", "line", "mistake", "submissions"], ["c3", "no mask", "scales by d", "2"],
                                        ["c3", "no mask", NO_MATCH, "1"], ["c3", "float32", "scales by d", "1"]]
     assert (tmp_path / "mistakes.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_files_whose_names_differ_by_case_form_or_extension_keep_their_own_results_and_are_warned_about(tmp_path):
+    """A plain class folder where a student uploaded twice (Ada.ipynb, ada.zip) and two names differ only by
+    Unicode form (José composed and decomposed): every file is graded and keeps its own results file on a disk
+    that ignores case, each row is told apart in the CSVs, and the run warns that each pair may be one student."""
+    import unicodedata
+
+    from attn_ref.grade.checks_json import Checks, QuestionUnit
+    from attn_ref.grade.classroom.discover import discover
+    from attn_ref.grade.classroom.gradebook import Gradebook, Graded, shared_students
+
+    names = ["Ada.ipynb", "ada.zip", unicodedata.normalize("NFC", "José.ipynb"),
+             unicodedata.normalize("NFD", "José.ipynb"), "Zoe.ipynb"]
+    for name in names:
+        (tmp_path / "class").mkdir(exist_ok=True)
+        (tmp_path / "class" / name).write_bytes(b"{}")
+    subs = discover(tmp_path / "class", tmp_path / "out")
+    assert len({s.key.casefold() for s in subs}) == len(subs) == 5  # results/<key>.json: one file each, any disk
+    shown = [s.file_name for s in subs]
+    assert len({unicodedata.normalize("NFKC", n) for n in shown}) == 5, shown  # no two rows read alike
+    assert [s.file_name for s in subs if s.path.name == "Zoe.ipynb"] == ["Zoe.ipynb"]  # a name alone stays as it is
+    book = Gradebook(Checks("practice", (QuestionUnit("q1"),), ()), [Graded(s, {}, {}) for s in subs])
+    warned = shared_students(book)
+    assert len(warned) == 2 and all("perhaps one student's" in w for w in warned), warned
+    assert "Ada.ipynb, ada.zip" in warned[0] and not any("Zoe" in w for w in warned)
+
+
+@pytest.mark.parametrize("saved_as", ["latin-1", "semicolons"])
+def test_a_score_sheet_a_spreadsheet_saved_in_another_form_loses_no_score_and_holds_back_the_import(tmp_path, saved_as):
+    """Excel saves written/scores.csv in Windows' encoding, or with ';' where the locale writes decimal commas. Read as
+    it stood, the first crashed the run and the second lost every typed score when the sheet was written again. Now
+    the sheet is left byte for byte, no score of it is taken, the run says why, and canvas.csv waits (exit 4)."""
+    from attn_ref.grade.checks_json import Checks, QuestionUnit, WrittenPart
+    from attn_ref.grade.classroom.discover import Submission
+    from attn_ref.grade.classroom.gradebook import summary_lines, write_gradebook
+    from attn_ref.grade.owned import private_folder
+    from attn_ref.grade.results import write_results
+
+    out, checks = tmp_path / "graded", Checks("practice", (QuestionUnit("q1"),), (WrittenPart("q1", points=2.0),))
+    subs = [Submission("s1", tmp_path / "s1.ipynb", [{"name": "Zoë Ångström", "sid": "00456", "email": "zoe@uni.edu"}])]
+    write_results(private_folder(out / "results") / "s1.json", {"score": 1, "tests": [{"name": "q1: x", "score": 1.0, "max_score": 1.0}],
+                  "extra_data": {"submission": "s1", "status": "ok", "outcome": "graded"}})
+    roster = tmp_path / "roster.csv"
+    roster.write_text("Student,ID,SIS User ID,SIS Login ID,Section\n\"Ångström, Zoë\",1,00456,zoe@uni.edu,S1\n", encoding="utf-8")
+    canvas = {"roster": roster, "assignment": "Practice (1)", "login_domain": None}
+    write_gradebook(out, subs, checks, canvas)
+    assert (out / "canvas.csv").is_file()
+    sheet = out / "written" / "scores.csv"
+    typed = "submission,name,sid,email,q1_written\ns1.ipynb,Zoë Ångström,00456,zoe@uni.edu,1.5\n"
+    sheet.write_bytes(typed.encode("latin-1") if saved_as == "latin-1" else typed.replace(",", ";").encode("utf-8-sig"))
+    before = sheet.read_bytes()
+    book = write_gradebook(out, subs, checks, canvas)
+    assert sheet.read_bytes() == before and book.holds_back_import and not (out / "canvas.csv").exists()
+    (row,) = _csv(out / "grades.csv")
+    assert row["q1_written"] == "" and row["total"] == "1"  # no score taken, none made up
+    said = "\n".join(summary_lines(book))
+    assert "written/scores.csv cannot be read: " in said and ("not UTF-8" in said if saved_as == "latin-1" else "separated by ';'" in said)
+    sheet.write_text(typed, encoding="utf-8")  # saved again as CSV UTF-8: the score counts, the import is written
+    book = write_gradebook(out, subs, checks, canvas)
+    assert not book.holds_back_import and (out / "canvas.csv").is_file() and _csv(out / "grades.csv")[0]["total"] == "2.5"
+
+
+def test_results_of_a_submission_the_class_no_longer_has_are_kept_and_said(tmp_path):
+    """A rerun after bob.ipynb was deleted: bob has no row of grades.csv, and the run says why instead of dropping
+    him without a word; his results stay where they were."""
+    from attn_ref.grade.checks_json import Checks, QuestionUnit
+    from attn_ref.grade.classroom.discover import Submission
+    from attn_ref.grade.classroom.gradebook import summary_lines, write_gradebook
+    from attn_ref.grade.owned import private_folder
+    from attn_ref.grade.results import write_results
+
+    out, checks = tmp_path / "graded", Checks("practice", (QuestionUnit("q1"),), ())
+    for key in ("ada", "bob"):
+        write_results(private_folder(out / "results") / f"{key}.json", {"score": 1, "tests": [], "extra_data": {
+            "submission": key, "status": "ok", "outcome": "graded"}})
+    ada = Submission("ada", tmp_path / "ada.ipynb")
+    assert not any("no longer has" in line for line in summary_lines(write_gradebook(out, [ada, Submission("bob", tmp_path / "bob.ipynb")], checks)))
+    said = "\n".join(summary_lines(write_gradebook(out, [ada], checks)))
+    assert "results/ holds 1 results of submissions this class no longer has (bob): kept there, not in grades.csv" in said
+    assert [r["name"] for r in _csv(out / "grades.csv")] == ["ada"] and (out / "results" / "bob.json").is_file()

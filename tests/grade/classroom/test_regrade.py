@@ -133,7 +133,7 @@ def test_every_score_and_status(graded_class):
     written = [f"q{i}_written" for i in (1, 2, 3, 6, 7, 11)]
     assert header == ["name", "sid", "email", "submission", *[f"q{i}" for i in range(1, 12)], *written, "total", "adjusted total",
                       "status", "adjustments", "grader", "autograder"]
-    assert report.not_submissions == ["empty_folder"]
+    assert report.not_submissions == ["empty_folder (a folder with no notebook)"]
     for name in expected:
         results = json.loads((gradebook / "results" / f"{name}.json").read_text())
         assert {"score", "tests", "execution_time", "extra_data"} <= set(results)
@@ -278,3 +278,94 @@ def test_two_runs_on_one_folder_do_not_corrupt_it(release, graded_class, tmp_pat
     for file in (out / "results").iterdir():
         json.loads(file.read_text())
     assert not list(out.rglob("*.part"))
+
+
+def test_every_file_of_a_class_folder_is_graded_or_said_not_to_be(tmp_path):
+    """A notebook or zip whose extension Windows wrote in capitals is graded; a PDF, a hidden notebook, a folder with
+    no notebook and a link are each named with why they are not; a computer's own files (.DS_Store,
+    .ipynb_checkpoints) are passed over in silence."""
+    from attn_ref.grade.classroom.discover import discover, skipped
+    from attn_ref.grade.submission import load
+
+    folder = tmp_path / "class"
+    (folder / "notes").mkdir(parents=True)
+    (folder / ".ipynb_checkpoints").mkdir()
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    for name in ("Ada.IPYNB", ".hidden.ipynb", ".ipynb_checkpoints/a-checkpoint.ipynb", "notes/todo.ipynb.txt"):
+        nbformat.write(nb, str(folder / name))
+    with zipfile.ZipFile(folder / "Bob.ZIP", "w") as archive:
+        archive.writestr("practice.ipynb", nbformat.writes(nb))
+    (folder / "eve.pdf").write_bytes(b"%PDF")
+    (folder / ".DS_Store").write_bytes(b"\0")
+    (folder / "link.ipynb").symlink_to(folder / "Ada.IPYNB")
+    assert [s.path.name for s in discover(folder, tmp_path / "out")] == ["Ada.IPYNB", "Bob.ZIP"]
+    assert load(folder / "Bob.ZIP")[1] == "practice.ipynb"  # read as the zip it is
+    assert skipped(folder) == [".hidden.ipynb (hidden: its name starts with '.')", "eve.pdf (not a notebook, a zip or a folder)",
+                               "link.ipynb (a link, never followed)", "notes (a folder with no notebook)"]
+
+
+def test_a_submission_another_run_graded_meanwhile_is_counted_as_such(tmp_path):
+    """Two runs on one --out: what the other run graded while this one waited its turn is counted apart, so that
+    "N submissions: a graded, b unchanged, c graded meanwhile by another run" adds up to N."""
+    from types import SimpleNamespace
+
+    from attn_ref.grade.classroom.batch import BatchRun, Pending
+    from attn_ref.grade.classroom.discover import Submission
+    from attn_ref.grade.isolation.watchdog import Admission, Job
+    from attn_ref.grade.owned import private_folder
+    from attn_ref.grade.results import write_results
+
+    out = tmp_path / "out"
+    pending = [Pending(Submission(key, tmp_path / f"{key}.ipynb"), out / "results" / f"{key}.json", f"hash-{key}")
+               for key in ("ada", "bob")]
+    batch = SimpleNamespace(autograder=SimpleNamespace(checks=SimpleNamespace(version="v1")), out=out, todo=tuple(pending),
+                            options=SimpleNamespace(force=False))
+    run = BatchRun(batch)
+    write_results(private_folder(out / "results") / "ada.json", {"score": 1, "tests": [], "extra_data": {
+        "submission": "ada", "status": "ok", "outcome": "graded", "content_hash": "hash-ada", "autograder_version": "v1"}})
+    jobs = {key: Job(key, lambda jail: {}, lambda *why: {}, 1.0) for key in ("ada", "bob")}
+    assert run.prepare(jobs["ada"]) is Admission.SKIP and run.prepare(jobs["bob"]) is Admission.START
+    assert (run.by_another_run, run.graded) == (1, 0)
+
+
+def test_an_out_folder_inside_the_class_folder_is_not_listed_as_not_graded(tmp_path):
+    """--out graded/ inside the class folder, or --out the class folder itself: the run's own files are not a
+    student's, and are not listed as what it did not grade."""
+    from attn_ref.grade.classroom.batch import batch_files
+    from attn_ref.grade.classroom.discover import skipped
+
+    folder = tmp_path / "class"
+    (folder / "graded" / "results").mkdir(parents=True)
+    (folder / "results").mkdir()
+    for name in ("grades.csv", "eve.pdf", "graded/grades.csv"):
+        (folder / name).write_text("x")
+    assert skipped(folder) == ["eve.pdf (not a notebook, a zip or a folder)", "graded (a folder with no notebook)",
+                               "grades.csv (not a notebook, a zip or a folder)", "results (a folder with no notebook)"]
+    assert skipped(folder, batch_files(folder / "graded")) == ["eve.pdf (not a notebook, a zip or a folder)",
+                                                        "grades.csv (not a notebook, a zip or a folder)",
+                                                        "results (a folder with no notebook)"]
+    assert skipped(folder, batch_files(folder)) == ["eve.pdf (not a notebook, a zip or a folder)",
+                                             "graded (a folder with no notebook)"]
+
+
+def test_a_class_folder_given_one_level_too_high_grades_each_student_of_its_sections(tmp_path):
+    """class/section1/ada/lab.ipynb: section1 was one row, "several notebooks in the folder section1", a 0 put on
+    no student. Each of its folders is now a submission shown as section1/ada; a student's own folder of folders
+    (a notebook in nb/, data in a zip) stays one submission, and a section's empty folder is named as not graded."""
+    from attn_ref.grade.classroom.discover import discover, skipped
+
+    folder = tmp_path / "class"
+    nb = nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")]))
+    for name in ("section1/ada/lab.ipynb", "section1/bob/lab.ipynb", "section1/carl/work/lab.ipynb", "section2/ada/lab.ipynb",
+                 "section2/dan/Lab.IPYNB", "eve/nb/lab.ipynb", "frank/lab.ipynb"):
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(nb)
+    (folder / "section1" / "notes").mkdir()
+    (folder / "eve" / "data").mkdir()
+    with zipfile.ZipFile(folder / "eve" / "data" / "inputs.zip", "w") as archive:
+        archive.writestr("x.csv", "1")
+    subs = discover(folder, tmp_path / "out")
+    assert [s.file_name for s in subs] == ["eve", "frank", "section1/ada", "section1/bob", "section1/carl", "section2/ada",
+                                           "section2/dan"]
+    assert len({s.key for s in subs}) == len(subs) and subs[2].path == folder / "section1" / "ada"
+    assert skipped(folder) == ["section1/notes (a folder with no notebook)"]

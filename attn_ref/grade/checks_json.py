@@ -72,6 +72,9 @@ GENERATOR_NAMES = ("normal", "mask", "ones", "simplex", "value", "device")
 ARRAY_GENERATORS = ("normal", "mask", "ones", "simplex")  # those whose parameter is a shape
 ARG_FLAGS = ("keyword", "student_only")  # an argument's spec: its generator's parameters and these
 MAX_SIZE = 4096  # one axis of a probe's array
+# one probe's array, all axes at their largest (the lab's largest holds under 2,000): (4096, 4096, 64) passed the
+# axis rule and held the grader on 8 GB of float64 before the first student
+MAX_ELEMENTS = 1 << 20
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _MISSING = object()
 # grades.csv's own columns (classroom/gradebook.py), beside one column per unit and one per written part (its
@@ -353,6 +356,11 @@ class Arg:
             _check(isinstance(shape, list) and len(shape) <= 6 and all(
                 (isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_SIZE) or n in dims for n in shape),
                 f"{at}.{key}", f"expected a shape: sizes 0 to {MAX_SIZE}, or names of options.dims")
+            elements = 1
+            for n in shape:
+                elements *= dims[n][1] if isinstance(n, str) else n
+            _check(elements <= MAX_ELEMENTS, f"{at}.{key}", f"{elements:,} elements at the largest sizes; at most "
+                   f"{MAX_ELEMENTS:,} (a probe's input is small: a general case needs a few rows, not memory)")
         return cls(name, spec)
 
 
@@ -483,6 +491,10 @@ class FunctionUnit:
         typed_mistakes = tuple(Mistake.from_json(m, f"{unit.at('mistakes')}[{i}]") for i, m in enumerate(mistakes))
         probes = unit.items("probes")
         typed = tuple(Probe.from_json(p, f"{unit.at('probes')}[{i}]", generators, comparators) for i, p in enumerate(probes))
+        names = [p.name for p in typed]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        _check(not twice, unit.at("probes"), f"two probes are named {(twice or [''])[0]!r}: a results line, a "
+               "'# must fail:' and a class's mistakes.csv tell probes apart by name; give each its own")
         return cls(name, title, function, framework, reference, tuple(outputs), tuple(forbidden), tuple(builds_on),
                    substitute, typed, starter, typed_mistakes)
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zipfile
 from collections.abc import Callable
@@ -22,7 +25,7 @@ from ..grade.checks_json import EXPORT_MODULE
 from .cell_sources import failure
 from .course import Assignment, load_course
 from .errors import ReleaseError
-from .hidden_checks import checks, stamp
+from .hidden_checks import checks, read_back, stamp
 from .locks import LockError, locked, pins
 from .notebooks import (
     export_module,
@@ -309,12 +312,33 @@ def build(out: Path, course: Path, only: str | None = None, runner: str = "cpu",
     (attn-ref check), and only then move the outputs into ``out``: a failed build changes nothing."""
     out = Path(out)
     assignments = load_course(course, only)
+    for assignment in assignments:
+        read_back(assignment)
     out.mkdir(parents=True, exist_ok=True)
-    staged = Path(tempfile.mkdtemp(prefix=".attn-ref-build-", dir=out))
+    with _terminable():
+        staged = Path(tempfile.mkdtemp(prefix=".attn-ref-build-", dir=out))
+        try:
+            built = [build_one(a, staged, runner, pdf, with_otter_zip) for a in assignments]
+            if verify is not None:
+                verify(staged, built)
+            return [_move_into_place(staged, out, b) for b in built]
+        finally:
+            shutil.rmtree(staged, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _terminable():
+    """SIGTERM (a cancelled CI job, `kill`, `timeout`) unwinds the build as Ctrl-C does, so its staging folder is
+    removed: by default the signal ended the process where it stood and left .attn-ref-build-* in --out."""
+    if threading.current_thread() is not threading.main_thread():  # only the main thread has signals
+        yield
+        return
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, stop)
     try:
-        built = [build_one(a, staged, runner, pdf, with_otter_zip) for a in assignments]
-        if verify is not None:
-            verify(staged, built)
-        return [_move_into_place(staged, out, b) for b in built]
+        yield
     finally:
-        shutil.rmtree(staged, ignore_errors=True)
+        signal.signal(signal.SIGTERM, before)

@@ -97,6 +97,27 @@ def _short(results: dict) -> str:
     return ", ".join(lost[:6]) or results.get("output", "")[:200]
 
 
+def _solution_row(name: str, results: dict, assignment) -> Row:
+    """The solution, graded in the students' environment: full marks, and no cell raising there. A cell that
+    raises only there (setup.py importing a package the students' lock lacks) still left the solution's
+    functions defined and full marks, and every student a broken first cell."""
+    lost = []
+    for test in results["tests"]:
+        if test["score"] < test["max_score"]:
+            unit = next((u for u in assignment.units if u.name == test["name"].split(":")[0]), None)
+            where = assignment.folder / unit.name / ("task.py" if isinstance(unit, Task) else "question.py") if unit else test["name"]
+            failed = [line[2:] for line in test["output"].splitlines() if line.startswith("✗")]
+            lost.append(f"{where}: the solution scores {test['score']:g}/{test['max_score']:g}"
+                        + (f", failing {failed[0][:300]}" if failed else ""))
+    errors = results["extra_data"].get("cell_errors", [])
+    if errors:
+        lost.append(f"a cell of the solution raised in the students' environment (locks/student.txt): {errors[0][:300]} "
+                    f"(setup.py and every solution.py may import only the students' packages)")
+    if results["extra_data"]["status"] != "ok":
+        lost.append(f"status {results['extra_data']['status']}")
+    return Row(name, "the solution scores full (bundled grader)", not lost, "; ".join(lost))
+
+
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -193,8 +214,7 @@ def check_zip(zip_path: Path, release: Path, course: Path, sweep_seeds: int | No
         work = Path(work)
         grader = BundledGrader(zip_path, work)
         first = grader.grade(solution, "solution")
-        full = first["score"] == sum(t["max_score"] for t in first["tests"]) and first["extra_data"]["status"] == "ok"
-        rows.append(Row(name, "the solution scores full (bundled grader)", full, "" if full else _short(first)))
+        rows.append(_solution_row(name, first, assignment))
         rows.append(_versions_row(name, first, release))
         if assignment.questions:
             wrong = _key_disagreements(first, assignment)

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import difflib
 import importlib
 import importlib.util
 import itertools
+import re
 import sys
 import traceback
 from dataclasses import dataclass, field, replace
@@ -34,6 +36,11 @@ from .errors import ReleaseError
 from .units import Mutant, Question, Task
 
 UNIT_FILES = ("question.py", "task.py")  # a unit folder holds exactly one: its kind
+# everything the build reads from a unit folder, by its kind: anything else is refused, since a misspelt name
+# (written_solutions.md, public_check.py) would otherwise be left out without a word
+FOLDER_FILES = {"question.py": ("question.py", "prompt.md", "solution.py", "written.md", "written_solution.md"),
+                "task.py": ("task.py", "prompt.md", "solution.py", "public_checks.py", "substitute.py", "mutants")}
+ENTRY_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}\Z")  # a file name, a Python name and a Gradescope name alike (as `new`'s)
 
 
 class CourseError(ReleaseError):
@@ -50,6 +57,10 @@ class Entry:
     kind: str | None = field(default=None, repr=False, compare=False)  # removed: says what to change (below)
 
     def __post_init__(self):
+        if not isinstance(self.name, str) or not ENTRY_NAME.match(self.name):
+            raise CourseError(f"Entry(name={self.name!r}): an assignment's name names its notebook, its folders, its zip "
+                              "and its Gradescope assignment: lower-case letters, digits and _, starting with a letter "
+                              "(at most 64; the title may say anything)")
         if self.kind is not None:  # an instructor's registry from before units said what they are
             raise CourseError(f"Entry({self.name!r}, ..., kind={self.kind!r}): `kind=` is no longer an argument "
                               "(each unit's folder says what it is: question.py or task.py); delete `kind=...`")
@@ -271,9 +282,15 @@ def _task(folder: Path, module_name: str) -> Task:
     if task.name != folder.name:
         raise CourseError(f"{path}: the task is called {task.name!r} but its folder {folder.name!r}")
     example = module.example() if hasattr(module, "example") else ""
+    starter = _python(folder / "solution.py")
+    defined = [node.name for node in ast.parse(starter).body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if task.function not in defined:
+        raise CourseError(f"{folder / 'solution.py'}: defines no top-level `def {task.function}(...)`, the function "
+                          f"{path.name} names (function={task.function!r}; solution.py defines "
+                          f"{', '.join(defined) or 'no function'}): make the two agree")
     checks_path = folder / "public_checks.py"
     checks = load_module(checks_path, module_name + "_public")
-    return replace(task, prompt=_read(folder / "prompt.md"), starter=_python(folder / "solution.py"), example=example,
+    return replace(task, prompt=_read(folder / "prompt.md"), starter=starter, example=example,
                    public_checks=public_tests(checks_path, checks), substitute=_python(folder / "substitute.py", False),
                    mutants=_mutants(folder, task))
 
@@ -288,7 +305,23 @@ def _unit(folder: Path, module_name: str) -> Question | Task:
         what = "both" if found else "neither"
         raise CourseError(f"{folder}: a unit folder holds question.py (a question) or task.py (a function task); "
                           f"this one has {what}")
+    _no_strays(folder, FOLDER_FILES[found[0]], f"a {found[0][:-3]} unit's folder")
+    if (folder / "mutants").is_dir():
+        _no_strays(folder / "mutants", (), "mutants/", lambda path: path.suffix == ".py")
     return (_question if found == ["question.py"] else _task)(folder, module_name)
+
+
+def _no_strays(folder: Path, known: tuple[str, ...], what: str, fits=lambda path: False) -> None:
+    """Every entry of ``folder`` is one the build reads (dotfiles and __pycache__ aside): a misspelt or stray
+    file is refused with the name it may have meant, never left out silently."""
+    for path in sorted(folder.iterdir()):
+        if path.name.startswith(".") or path.name == "__pycache__" or path.name in known or fits(path):
+            continue
+        close = difflib.get_close_matches(path.name, known, n=1)
+        reads = ", ".join(known) if known else "*.py (each a mutant)"
+        raise CourseError(f"{path}: the build does not read this file ({what} holds {reads}), so it would be left out "
+                          f"without a word{f'; did you mean {close[0]}?' if close else ''}: rename it, or keep it outside "
+                          "the course")
 
 
 def _reference(spec: str, folder: Path, where: str) -> tuple[str, Path | None]:
@@ -308,6 +341,7 @@ def _reference(spec: str, folder: Path, where: str) -> tuple[str, Path | None]:
     if folder.resolve() not in file.parents or file.name == "__init__.py":
         raise CourseError(f"{where}: reference {spec!r} must be attn_ref's or a single .py file in {folder}")
     _grader_can_import(file)
+    _runs_alone(file)
     return module_name, file
 
 
@@ -327,16 +361,36 @@ def _grader_can_import(file: Path) -> None:
                                   f"the solution, and the reference in NumPy)")
 
 
+def _runs_alone(file: Path) -> None:
+    """The grader executes the reference's bytes alone, as references/<file> of the zip, in a module of its own:
+    no __file__, no folder of the course beside it. Run so here, a reference that reads a file next to it
+    fails the build with its line, not every grading with the grader's traceback."""
+    module = ModuleType(f"_reference_alone_{file.stem}")
+    try:
+        exec(compile(file.read_bytes(), str(file), "exec"), module.__dict__)  # noqa: S102 - the instructor's reference
+    except Exception as err:  # noqa: BLE001 - whatever it raises, named with its line
+        raise CourseError(f"{file}{_line_in(file, err)}: {type(err).__name__}: {err} (the grader runs this file alone, as "
+                          f"references/{file.name} in the zip: no __file__, no other file of the course)") from None
+
+
+def _check_layout(layout: Layout, layout_path: Path, name: str) -> None:
+    if not layout.units:
+        raise CourseError(f"{layout_path}: units=() lists no unit; add one with `attn-ref new {name} --task NAME` "
+                          "(a function) or `--question NAME` (numbers)")
+    twice = sorted({unit for unit in layout.units if list(layout.units).count(unit) > 1})
+    if twice:
+        raise CourseError(f"{layout_path}: units lists {twice[0]!r} twice; a unit is one place in the notebook "
+                          "(a later task that calls it names it in builds_on)")
+    if layout.visibility not in VISIBILITIES:
+        raise CourseError(f"{layout_path}: visibility {layout.visibility!r} is not one of {', '.join(VISIBILITIES)}")
+
+
 def load_assignment(course: Path, entry: Entry) -> Assignment:
     folder = (Path(course) / entry.folder).resolve()
     layout_path = folder / "assignment.py"
     with _importable(folder):
         layout = _attribute(load_module(layout_path, f"_course_{entry.name}"), "ASSIGNMENT", layout_path)
-        if not layout.units:
-            raise CourseError(f"{layout_path}: units=() lists no unit; add one with `attn-ref new {entry.name} --task NAME` "
-                              "(a function) or `--question NAME` (numbers)")
-        if layout.visibility not in VISIBILITIES:
-            raise CourseError(f"{layout_path}: visibility {layout.visibility!r} is not one of {', '.join(VISIBILITIES)}")
+        _check_layout(layout, layout_path, entry.name)
         units = [_unit(folder / unit, f"_course_{entry.name}_{unit}") for unit in layout.units]
         if any(isinstance(u, Question) and u.parameters for u in units) and not layout.variant_key:
             raise CourseError(f"{layout_path}: questions with parameters need variant_key=\"<course> <term>\" in the "

@@ -9,9 +9,12 @@ import hashlib
 import json
 import re
 from dataclasses import replace
+from pathlib import Path
 
-from ..grade.checks_json import Arg, Checks, FunctionUnit, Mistake, Probe, QuestionUnit, WrittenPart
-from .course import Assignment
+from ..grade.checks_json import Arg, Checks, FunctionUnit, InvalidChecks, Mistake, Probe, QuestionUnit, WrittenPart, read_checks
+from ..grade.scoring.comparators import CHECKS as COMPARATORS
+from ..grade.scoring.inputs import GENERATORS
+from .course import Assignment, CourseError
 from .units import Question, Task
 
 
@@ -67,6 +70,46 @@ def checks(assignment: Assignment, runner: str = "cpu") -> Checks:
     variant_key = _variant_key(assignment) if any(q.parameters for q in assignment.questions) else ""
     return Checks(assignment.name, units, written, assignment.title, runner, assignment.layout.visibility,
                   references=references, helpers=helpers, variant_key=variant_key)
+
+
+def read_back(assignment: Assignment) -> None:
+    """The hidden checks read back as the grader will read them, with its registries of input generators and
+    comparators, before anything is written: what the reader refuses (a negative score, an unknown comparator,
+    a shape too large, two units of one name) stops the build here, naming the file that says it, not when
+    `attn-ref check` opens the staged zip."""
+    data = replace(checks(assignment), version="-", seed_key="-").to_json()  # stamped when the zip is made
+    for i, unit in enumerate(data["units"]):
+        try:  # as the zip carries it
+            data["units"][i] = json.loads(json.dumps(unit, allow_nan=False))
+        except (TypeError, ValueError) as err:
+            raise CourseError(f"{_unit_file(assignment, unit)}: a value JSON cannot carry ({err}): write plain, finite Python "
+                              "numbers and lists (float(...), int(...), .tolist())") from None
+    for i, unit in enumerate(data["units"]):  # each unit read after those before it (builds_on names them)
+        upto = data["units"][: i + 1]
+        names = {u["name"] for u in upto}
+        try:
+            read_checks({**data, "units": upto, "written": [w for w in data["written"] if w["question"] in names]},
+                        GENERATORS, COMPARATORS)
+        except InvalidChecks as err:
+            raise CourseError(f"{_unit_file(assignment, unit)}: {_unit_words(unit, i, str(err))}") from None
+    try:
+        read_checks(data, GENERATORS, COMPARATORS)
+    except InvalidChecks as err:
+        raise CourseError(f"{assignment.folder / 'assignment.py'}: {err}") from None
+
+
+def _unit_file(assignment: Assignment, unit: dict) -> Path:
+    return assignment.folder / unit["name"] / ("question.py" if unit["kind"] == "question" else "task.py")
+
+
+def _unit_words(unit: dict, index: int, problem: str) -> str:
+    """The reader's field path ("units[0].probes[1].points: ...") said of the unit's own probe or answer."""
+    problem = problem.removeprefix(f"units[{index}].").removeprefix(f"units.{unit['name']}.")
+    field = re.match(r"(probes|answers)\[(\d+)\](.*)", problem, flags=re.S)
+    if field is None:
+        return problem
+    kind, item, rest = field.groups()
+    return f"{kind[:-1]} {unit[kind][int(item)]['name']!r}{rest}"
 
 
 def _variant_key(assignment: Assignment) -> str:

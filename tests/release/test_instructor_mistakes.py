@@ -1,0 +1,188 @@
+"""Mistakes an instructor makes writing an assignment from the docs, each a class the build refuses before it
+writes anything: the message names the file and says what is wrong in plain words, and --out stays as it was.
+Each case edits a copy of tests/fixtures/stats_course and stops at loading (no notebook runs), so they are quick."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import TESTS
+
+from attn_ref.release.build import BuildError, build
+from attn_ref.release.check import check_release
+from attn_ref.release.course import CourseError, load_course
+
+FIXTURE = TESTS / "fixtures" / "stats_course"
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new, 1))
+
+
+def _refused(tmp_path: Path, change, message: str, only: str | None = None) -> None:
+    """A copy of the fixture with ``change`` made: the build stops with ``message`` (a regular expression)
+    and leaves --out without a file, a folder or a staging folder."""
+    course = tmp_path / "course"
+    shutil.copytree(FIXTURE, course)
+    change(course)
+    out = tmp_path / "out"
+    with pytest.raises(CourseError, match=message):
+        build(out, course, only=only)
+    assert not out.exists() or not any(out.iterdir())
+
+
+ZSCORE = Path("stats/zscore")
+
+
+@pytest.mark.parametrize("points", [0, -2])
+def test_a_probe_worth_nothing_or_less_is_refused_with_its_file(tmp_path, points):
+    _refused(tmp_path, lambda c: _edit(c / ZSCORE / "task.py", 'Probe("along axis=0", 2,', f'Probe("along axis=0", {points},'),
+             rf"zscore/task.py, line \d+: .*probe 'along axis=0': points={points}; a line is worth a positive number",
+             only="stats")
+
+
+def test_an_answer_worth_nothing_is_refused_with_its_file(tmp_path):
+    _refused(tmp_path, lambda c: _edit(c / "quiz/mean/question.py", "len(DATA), low=1)", "len(DATA), low=1, points=0)"),
+             r"quiz/mean/question.py, line \d+: .*answer 'sample_size': points=0", only="quiz")
+
+
+def test_what_the_grader_would_refuse_is_refused_at_the_build_with_the_units_file(tmp_path):
+    """The hidden checks are read back with the grader's own reader and registries before anything is
+    written: before, a string key or an unknown comparator failed only when `attn-ref check` opened the
+    staged zip ("units[0].answers[1].expected: ..."), with no file named, after every notebook had run."""
+    _refused(tmp_path, lambda c: _edit(c / "quiz/mean/question.py", '"int", len(DATA)', '"int", str(len(DATA))'),
+             r"quiz/mean/question.py: answer 'sample_size'.expected: expected a value of kind int", only="quiz")
+
+
+def test_an_unknown_comparator_is_refused_with_the_tasks_file(tmp_path):
+    _refused(tmp_path, lambda c: _edit(c / ZSCORE / "task.py", '"dtype_kept", "matches_reference"', '"dtype_kept", "matches_refernce"'),
+             r"zscore/task.py: probe 'float32 in, float32 out'.checks: unknown comparator 'matches_refernce'", only="stats")
+
+
+def test_a_probe_input_too_large_to_grade_is_refused(tmp_path):
+    """(4096, 4096, 64) passed the one-axis bound and held the grader on 8 GB of float64."""
+    _refused(tmp_path, lambda c: _edit(c / ZSCORE / "task.py", "normal(4, 6, scale=2.0)", "normal(4096, 4096, 64, scale=2.0)"),
+             r"zscore/task.py: probe 'rows of a 4 × 6 array'.args\[0\].normal: 1,073,741,824 elements .* at most 1,048,576",
+             only="stats")
+
+
+def test_two_probes_of_one_name_are_refused(tmp_path):
+    """Before, the sweep failed it as a verdict that "changes with the seed": the two lines' verdicts were
+    filed under one name."""
+    def twice(course: Path) -> None:
+        _edit(course / ZSCORE / "task.py", 'Probe("along axis=0"', 'Probe("rows of a 4 × 6 array"')
+        _edit(course / ZSCORE / "mutants" / "last_axis.py", "# must fail: along axis=0\n", "")
+
+    _refused(tmp_path, twice, r"zscore/task.py: probes: two probes are named 'rows of a 4 × 6 array'", only="stats")
+
+
+def test_a_unit_listed_twice_is_refused(tmp_path):
+    _refused(tmp_path, lambda c: _edit(c / "quiz/assignment.py", '("mean", "spread")', '("mean", "spread", "mean")'),
+             r"quiz/assignment.py: units lists 'mean' twice", only="quiz")
+
+
+@pytest.mark.parametrize("name", ["stats quiz", "week3/quiz", "quiz_é", "Quiz", ""])
+def test_an_assignment_name_that_is_not_a_file_name_word_is_refused(tmp_path, name):
+    """Before: a slash failed with a FileNotFoundError traceback, a space built a zip whose mutants' runs all
+    failed, and "quiz_é" shipped a release with a non-ASCII folder and zip name."""
+    _refused(tmp_path, lambda c: _edit(c / "registry.py", 'name="quiz"', f'name="{name}"'),
+             r"registry.py, line 6: Entry\(name=.*lower-case letters, digits and _, starting with a letter")
+
+
+def test_a_task_whose_function_solution_py_does_not_define_is_refused(tmp_path):
+    """Before, the build ran the solution notebook and stopped at the next unit's call, naming that file."""
+    _refused(tmp_path, lambda c: _edit(c / ZSCORE / "solution.py", "def zscore(", "def z_score("),
+             r"zscore/solution.py: defines no top-level `def zscore\(...\)`, the function task.py names .*defines z_score",
+             only="stats")
+
+
+def test_a_reference_that_reads_a_file_beside_it_is_refused_with_its_line(tmp_path):
+    """The grader runs references/<file> of the zip alone; before, every grading failed with its traceback."""
+    def reads_a_file(course: Path) -> None:
+        (course / "stats" / "scale.txt").write_text("1.0\n")
+        _edit(course / "stats" / "stats_ref.py", "import numpy as np\n",
+              "import numpy as np\nfrom pathlib import Path\n\nSCALE = float((Path(__file__).parent / 'scale.txt').read_text())\n")
+
+    _refused(tmp_path, reads_a_file, r"stats/stats_ref.py, line 6: NameError: .*__file__.*the grader runs this file alone",
+             only="stats")
+
+
+@pytest.mark.parametrize("key, said", [('__import__("numpy").float32(mean(DATA))', "Object of type float32 is not JSON serializable"),
+                                       ('float("nan")', "Out of range float values")])
+def test_a_key_json_cannot_carry_is_refused_with_the_questions_file(tmp_path, key, said):
+    """Before: a NumPy scalar stopped the build with json's traceback; a NaN key was written into checks.json
+    and the solution scored 0 on it."""
+    _refused(tmp_path, lambda c: _edit(c / "quiz/mean/question.py", '"float", mean(DATA))', f'"float", {key})'),
+             rf"quiz/mean/question.py: a value JSON cannot carry \({said}.*float\(...\), int\(...\), .tolist\(\)", only="quiz")
+
+
+def test_a_solution_that_breaks_in_the_students_environment_or_loses_a_line_is_named(tmp_path):
+    """setup.py importing a package the students' lock lacks left the solution full marks (its functions were
+    defined before the import raised) and every student a broken first cell; a probe tighter than float32
+    allows said only "zscore 5/6". Now the row names the cell's error, and the task's file and failing line."""
+    course = tmp_path / "course"
+    shutil.copytree(FIXTURE, course)
+    (course / "stats" / "setup.py").write_text("import numpy as np\nimport rich\n")  # the builder's, not the students'
+    _edit(course / ZSCORE / "task.py", '"matches_reference"), **F32)', '"matches_reference"), options={"rtol": 1e-12, "atol": 0}, **F32)')
+    rows = []
+
+    def verify(staged, built):
+        rows.extend(check_release(staged, course, [b.autograder for b in built]))
+        raise BuildError("checked")
+
+    with pytest.raises(BuildError):
+        build(tmp_path / "out", course, only="stats", verify=verify)
+    (solution,) = [r for r in rows if r.check == "the solution scores full (bundled grader)"]
+    assert not solution.ok
+    assert f"{course.resolve() / ZSCORE / 'task.py'}: the solution scores 5/6, failing float32 in, float32 out (0/1)" in solution.detail
+    assert "a cell of the solution raised in the students' environment" in solution.detail
+    assert "No module named 'rich'" in solution.detail
+
+
+def test_a_build_stopped_by_sigterm_leaves_no_staging_folder(tmp_path):
+    """A cancelled CI job or `timeout` sends SIGTERM: before, the process ended where it stood and left
+    .attn-ref-build-*/ (half a release) in --out."""
+    course = tmp_path / "course"
+    shutil.copytree(FIXTURE, course)
+    out = tmp_path / "out"
+    build_process = subprocess.Popen([sys.executable, "-m", "attn_ref", "build", "--course", str(course), "--only", "quiz",
+                                      "--out", str(out), "--no-check"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not list(out.glob(".attn-ref-build-*/assignments")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert list(out.glob(".attn-ref-build-*")), "the build never staged anything"
+    build_process.send_signal(signal.SIGTERM)
+    build_process.wait(timeout=60)
+    assert build_process.returncode != 0 and not list(out.glob(".attn-ref-build-*"))
+
+
+@pytest.mark.parametrize("stray, said", [
+    ("quiz/spread/written_solutions.md", r"did you mean written_solution.md\?"),  # before: the written answer left out
+    ("stats/zscore/public_check.py", r"did you mean public_checks.py\?"),
+    ("stats/zscore/solution_old.py", r"task unit's folder holds task.py, prompt.md"),
+    ("stats/zscore/mutants/draft.py~", r"mutants/ holds \*.py \(each a mutant\)"),
+])
+def test_a_stray_or_misspelt_file_in_a_unit_folder_is_refused(tmp_path, stray, said):
+    def add(course: Path) -> None:
+        (course / stray).write_text("# mutant: a draft\n")
+        if stray.endswith("written_solutions.md"):
+            (course / "quiz/spread/written_solution.md").unlink()
+
+    _refused(tmp_path, add, rf"{stray}: the build does not read this file .*{said}")
+
+
+def test_dotfiles_and_caches_in_a_unit_folder_are_left_alone(tmp_path):
+    course = tmp_path / "course"
+    shutil.copytree(FIXTURE, course)
+    (course / ZSCORE / ".notes.swp").write_text("x")
+    (course / ZSCORE / "__pycache__").mkdir()
+    (course / ZSCORE / "mutants" / "__pycache__").mkdir()
+    assert [a.name for a in load_course(course)] == ["quiz", "stats"]

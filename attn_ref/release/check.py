@@ -5,7 +5,7 @@ on its path) and the students' environment:
 
 * the solution scores full and the blank notebook 0 (and, as root, the zip's run_autograder agrees);
 * the solution agrees with every answer key (a questions assignment: every answer of the solution passes);
-* every public check passes on the executed solution;
+* every public check passes on the executed solution, and none on the blank starter (a task's body `...`);
 * every hidden probe is failed by at least one mutant declared with its task (mutants share one kernel);
 * every task has a probe that is evidence (no placeholder passes it) under every sampled seed, so correct
   work can earn every line;
@@ -17,6 +17,7 @@ The builder runs it on its staging folder before moving a release into place (`m
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 import json
 import os
@@ -36,6 +37,7 @@ from ..grade.checks_json import read_checks
 from ..grade.proofs.stubs import KINDS as STUB_KINDS
 from ..grade.scoring.whose_variant import IDENTITY_VARIABLE
 from .course import load_assignment, load_registry
+from .hidden_checks import blank_starter
 from .locks import LockError
 from .units import Question, Task
 from .versions import write_report
@@ -140,6 +142,32 @@ def public_checks(solution: Path, assignment) -> list[str]:
     return failing
 
 
+def passing_on_blank(assignment) -> list[str]:
+    """Public checks that pass on the blank notebook (setup.py, then every task's function as students get
+    it, its body `...`), each called as otter calls it: a check that passes before the student writes a line
+    checks nothing, and tells them "All test cases passed". Run here, as `_solution_values` runs the solution:
+    the instructor's own code."""
+    namespace: dict = {}
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        for source in [assignment.setup, *(blank_starter(task) for task in assignment.tasks)]:
+            exec(compile(source, "<blank>", "exec"), namespace)  # noqa: S102 - the instructor's setup and signatures
+        passing = []
+        for task in assignment.tasks:
+            for test in task.public_checks:
+                scope: dict = {}
+                exec(compile(test, "<public check>", "exec"), scope)  # noqa: S102 - the instructor's public check
+                function = next(value for key, value in scope.items() if key.startswith("test_") and callable(value))
+                parameters = inspect.signature(function).parameters
+                try:
+                    function(**{p: namespace if p == "env" else namespace.get(p) for p in parameters})
+                except Exception:  # noqa: BLE001, S112 - failing on the blank is what a public check should do
+                    continue
+                passing.append(f"{assignment.folder / task.name / 'public_checks.py'}: {function.__name__} passes on the "
+                               f"blank starter ({task.function} returning None): make it call {task.function} and check "
+                               "what it returns")
+    return passing
+
+
 def _failed_tests(task: Task, said: str) -> list[str]:
     """The test_ functions of public_checks.py whose assertion otter's output quotes."""
     named = []
@@ -233,6 +261,8 @@ def check_zip(zip_path: Path, release: Path, course: Path, sweep_seeds: int | No
             ok = results["score"] == first["score"]
             rows.append(Row(name, "run_autograder (as root) agrees", ok, "" if ok else results.get("output", "")[:200]))
         if assignment.tasks:
+            vacuous = passing_on_blank(assignment)
+            rows.append(Row(name, "no public check passes on the blank starter", not vacuous, "; ".join(vacuous)))
             rows.append(mutant_row(name, assignment, grader, solution, work))
             rows.append(evidence_row(name, assignment, grader))
             rows.append(sweep_row(name, assignment, grader, work, sweep_seeds))

@@ -18,7 +18,7 @@ from .course import Assignment, CourseError
 from .units import Question, Task
 
 
-def _starter(t: Task) -> str:
+def blank_starter(t: Task) -> str:
     """The task's cell as students get it (its solution replaced by ...), the baseline of similarity."""
     return re.sub(r"( *)# BEGIN SOLUTION\n.*?# END SOLUTION", lambda m: m.group(1) + "...", t.starter, flags=re.S)
 
@@ -52,7 +52,7 @@ def _task(t: Task, runner: str, stand_ins: dict[str, str]) -> FunctionUnit:
     probes = tuple(replace(p, args=tuple(Arg(a.name, {**a.spec, "keyword": a.name in optional}) for a in p.args))
                    for p in probes)
     return FunctionUnit(t.name, t.title, t.function, t.framework, t.reference, t.outputs, t.forbidden, t.builds_on,
-                        stand_ins.get(t.name, ""), probes, _starter(t), tuple(Mistake(m.says, m.source) for m in t.mutants))
+                        stand_ins.get(t.name, ""), probes, blank_starter(t), tuple(Mistake(m.says, m.source) for m in t.mutants))
 
 
 def checks(assignment: Assignment, runner: str = "cpu") -> Checks:

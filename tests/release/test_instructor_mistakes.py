@@ -15,7 +15,7 @@ import pytest
 from conftest import TESTS
 
 from attn_ref.release.build import BuildError, build
-from attn_ref.release.check import check_release
+from attn_ref.release.check import check_release, passing_on_blank
 from attn_ref.release.course import CourseError, load_course
 
 FIXTURE = TESTS / "fixtures" / "stats_course"
@@ -145,6 +145,7 @@ def test_a_solution_that_breaks_in_the_students_environment_or_loses_a_line_is_n
     assert f"{course.resolve() / ZSCORE / 'task.py'}: the solution scores 5/6, failing float32 in, float32 out (0/1)" in solution.detail
     assert "a cell of the solution raised in the students' environment" in solution.detail
     assert "No module named 'rich'" in solution.detail
+    assert [r.ok for r in rows if r.check == "no public check passes on the blank starter"] == [True]
 
 
 def test_a_build_stopped_by_sigterm_leaves_no_staging_folder(tmp_path):
@@ -186,3 +187,17 @@ def test_dotfiles_and_caches_in_a_unit_folder_are_left_alone(tmp_path):
     (course / ZSCORE / "__pycache__").mkdir()
     (course / ZSCORE / "mutants" / "__pycache__").mkdir()
     assert [a.name for a in load_course(course)] == ["quiz", "stats"]
+
+
+def test_a_public_check_that_passes_on_the_blank_starter_is_named(tmp_path):
+    """A check that passes before the student writes a line checks nothing and tells them "All test cases
+    passed"; before, the build shipped it."""
+    course = tmp_path / "course"
+    shutil.copytree(FIXTURE, course)
+    checks = course / ZSCORE / "public_checks.py"
+    checks.write_text(checks.read_text() + "\n\ndef test_zscore_defined(zscore):\n    assert callable(zscore)\n")
+    (stats,) = load_course(course, "stats")
+    assert passing_on_blank(stats) == [f"{checks.resolve()}: test_zscore_defined passes on the blank starter (zscore returning "
+                                       "None): make it call zscore and check what it returns"]
+    checks.write_text((FIXTURE / ZSCORE / "public_checks.py").read_text())
+    assert passing_on_blank(load_course(course, "stats")[0]) == []

@@ -518,6 +518,14 @@ def _units_together(units: tuple[Unit, ...]) -> None:
     """What holds between units: distinct names, and each function built only on earlier functions."""
     names = [u.name for u in units]
     _check(len(set(names)) == len(names), "units", "two units share a name")
+    # one notebook, one namespace: a second unit assigning the same variable (or defining it as its function)
+    # would replace the first's before it is graded
+    owner: dict[str, str] = {}
+    for unit in units:
+        for variable in (a.name for a in unit.answers) if isinstance(unit, QuestionUnit) else (unit.function,):
+            _check(variable not in owner, f"units.{unit.name}", f"{variable!r} is also {owner.get(variable)}'s: the "
+                   "notebook is one namespace, so one would replace the other; give each unit its own names (a prefix)")
+            owner[variable] = unit.name
     functions = [u.name for u in units if isinstance(u, FunctionUnit)]
     for unit in (u for u in units if isinstance(u, FunctionUnit)):
         for earlier in unit.builds_on:

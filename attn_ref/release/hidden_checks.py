@@ -104,7 +104,7 @@ def _unit_file(assignment: Assignment, unit: dict) -> Path:
 
 def _unit_words(unit: dict, index: int, problem: str) -> str:
     """The reader's field path ("units[0].probes[1].points: ...") said of the unit's own probe or answer."""
-    problem = problem.removeprefix(f"units[{index}].").removeprefix(f"units.{unit['name']}.")
+    problem = re.sub(rf"^units(\[{index}\]|\.{re.escape(unit['name'])})(\.|: )", "", problem)
     field = re.match(r"(probes|answers)\[(\d+)\](.*)", problem, flags=re.S)
     if field is None:
         return problem

@@ -201,3 +201,12 @@ def test_a_public_check_that_passes_on_the_blank_starter_is_named(tmp_path):
                                        "None): make it call zscore and check what it returns"]
     checks.write_text((FIXTURE / ZSCORE / "public_checks.py").read_text())
     assert passing_on_blank(load_course(course, "stats")[0]) == []
+
+
+def test_two_units_assigning_one_variable_are_refused(tmp_path):
+    """The notebook is one namespace: spread's `sample_size` would replace mean's before mean was graded."""
+    def twice(course: Path) -> None:
+        _edit(course / "quiz/spread/question.py", 'Answer("divides_by"', 'Answer("sample_size", "int", 8), Answer("divides_by"')
+        _edit(course / "quiz/spread/solution.py", 'divides_by = "A"', 'divides_by = "A"\nsample_size = 8')
+
+    _refused(tmp_path, twice, r"quiz/spread/question.py: 'sample_size' is also mean's: the notebook is one namespace", only="quiz")

@@ -210,6 +210,9 @@ def _question(folder: Path, module_name: str) -> Question:
             question.answers_for(values)
         except Exception as err:
             raise CourseError(f"{path}{_line_in(path, err)}: the variant {values}: {type(err).__name__}: {err}") from None
+    if (folder / "written_solution.md").is_file() and not (folder / "written.md").is_file():
+        raise CourseError(f"{folder / 'written_solution.md'}: the answer to a written part, but {folder.name} has no "
+                          "written.md, its prompt: without it the question has no written part and this file is left out")
     return replace(question, prompt=_read(folder / "prompt.md"), solution=_python(folder / "solution.py"),
                    written_prompt=_read(folder / "written.md", False),
                    written_solution=_read(folder / "written_solution.md", False))

@@ -210,3 +210,9 @@ def test_two_units_assigning_one_variable_are_refused(tmp_path):
         _edit(course / "quiz/spread/solution.py", 'divides_by = "A"', 'divides_by = "A"\nsample_size = 8')
 
     _refused(tmp_path, twice, r"quiz/spread/question.py: 'sample_size' is also mean's: the notebook is one namespace", only="quiz")
+
+
+def test_a_written_answer_without_its_prompt_is_refused(tmp_path):
+    """Before, spread shipped with no written part and its written_solution.md left out without a word."""
+    _refused(tmp_path, lambda c: (c / "quiz/spread/written.md").unlink(),
+             r"quiz/spread/written_solution.md: the answer to a written part, but spread has no written.md", only="quiz")

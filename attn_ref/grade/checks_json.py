@@ -188,6 +188,13 @@ def _expected_json(kind: str, expected):
     return _thawed(expected)
 
 
+def _letters_apart(choices: tuple, letters: str) -> bool:
+    """A multiple-choice answer's letters: one ASCII letter each, no two alike in either case."""
+    one_each = all(isinstance(letter, str) and len(letter) == 1 and letter.isascii() and letter.isalpha()
+                   for letter, _ in choices)
+    return one_each and len(set(letters.upper())) == len(letters)
+
+
 @dataclass(frozen=True)
 class Answer:
     """An auto-graded variable the student assigns, read with the type rules (attn_ref/portable/typerules.py).
@@ -214,6 +221,9 @@ class Answer:
             raise InvalidChecks(f"{self.name}: unknown answer kind {self.kind!r}; use one of {', '.join(ANSWER_KINDS)}")
         if (self.kind == "choice") != bool(self.letters):
             raise InvalidChecks(f"{self.name}: a multiple-choice answer needs choices, and only it")
+        if not _letters_apart(self.choices, self.letters):
+            raise InvalidChecks(f"{self.name}: the choices' letters {self.letters!r}: one letter each, no two alike (a "
+                                "student answers with one, in either case)")
         if self.kind == "choice" and self.expected not in tuple(self.letters):
             raise InvalidChecks(f"{self.name}: the expected letter {self.expected!r} is not one of the choices")
         if self.mistakes and self.kind not in ("int", "float"):

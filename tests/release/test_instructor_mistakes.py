@@ -216,3 +216,10 @@ def test_a_written_answer_without_its_prompt_is_refused(tmp_path):
     """Before, spread shipped with no written part and its written_solution.md left out without a word."""
     _refused(tmp_path, lambda c: (c / "quiz/spread/written.md").unlink(),
              r"quiz/spread/written_solution.md: the answer to a written part, but spread has no written.md", only="quiz")
+
+
+@pytest.mark.parametrize("letter", ["A", "a", "AB"])
+def test_choices_whose_letters_repeat_or_are_not_one_letter_are_refused(tmp_path, letter):
+    """Before, two options both lettered A shipped: a student read two As, and either was "right"."""
+    _refused(tmp_path, lambda c: _edit(c / "quiz/spread/question.py", '("B", "It divides', f'("{letter}", "It divides'),
+             r"quiz/spread/question.py, line \d+: .*divides_by: the choices' letters .*one letter each, no two alike", only="quiz")

@@ -286,16 +286,36 @@ def _task(folder: Path, module_name: str) -> Task:
         raise CourseError(f"{path}: the task is called {task.name!r} but its folder {folder.name!r}")
     example = module.example() if hasattr(module, "example") else ""
     starter = _python(folder / "solution.py")
-    defined = [node.name for node in ast.parse(starter).body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    if task.function not in defined:
-        raise CourseError(f"{folder / 'solution.py'}: defines no top-level `def {task.function}(...)`, the function "
-                          f"{path.name} names (function={task.function!r}; solution.py defines "
-                          f"{', '.join(defined) or 'no function'}): make the two agree")
+    _probes_fit_the_signature(task, path, folder / "solution.py", starter)
     checks_path = folder / "public_checks.py"
     checks = load_module(checks_path, module_name + "_public")
     return replace(task, prompt=_read(folder / "prompt.md"), starter=starter, example=example,
                    public_checks=public_tests(checks_path, checks), substitute=_python(folder / "substitute.py", False),
                    mutants=_mutants(folder, task))
+
+
+def _probes_fit_the_signature(task: Task, path: Path, solution: Path, starter: str) -> None:
+    """solution.py defines the task's function at the top level, and every probe passes it parameters it
+    takes, the required ones in its order (the grader passes those by position, to the student and the
+    reference alike: a swapped pair would be graded consistently, on inputs the prompt never meant)."""
+    defined = {node.name: node for node in ast.parse(starter).body if isinstance(node, ast.FunctionDef)}
+    if task.function not in defined:
+        raise CourseError(f"{solution}: defines no top-level `def {task.function}(...)`, the function {path.name} names "
+                          f"(function={task.function!r}; solution.py defines {', '.join(defined) or 'no function'}): make "
+                          "the two agree")
+    signature = defined[task.function].args
+    required = [a.arg for a in (signature.posonlyargs + signature.args)[: len(signature.posonlyargs + signature.args) - len(signature.defaults)]]
+    taken = [a.arg for a in signature.posonlyargs + signature.args + signature.kwonlyargs]
+    for probe in task.probes:
+        names = [arg.name for arg in probe.args]
+        unknown = [name for name in names if name not in taken]
+        if unknown and signature.kwarg is None:
+            raise CourseError(f"{path}: probe {probe.name!r} passes {unknown[0]!r}, which {task.function}({', '.join(taken)}) "
+                              f"in solution.py does not take")
+        in_order = [name for name in names if name in required]
+        if in_order != [name for name in required if name in names]:
+            raise CourseError(f"{path}: probe {probe.name!r} passes {', '.join(in_order)} in another order than "
+                              f"{task.function}({', '.join(required)}) takes them: list args in the signature's order")
 
 
 def _unit(folder: Path, module_name: str) -> Question | Task:

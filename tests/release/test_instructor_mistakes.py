@@ -223,3 +223,21 @@ def test_choices_whose_letters_repeat_or_are_not_one_letter_are_refused(tmp_path
     """Before, two options both lettered A shipped: a student read two As, and either was "right"."""
     _refused(tmp_path, lambda c: _edit(c / "quiz/spread/question.py", '("B", "It divides', f'("{letter}", "It divides'),
              r"quiz/spread/question.py, line \d+: .*divides_by: the choices' letters .*one letter each, no two alike", only="quiz")
+
+
+def test_a_probe_passing_a_parameter_the_function_does_not_take_is_refused(tmp_path):
+    """Before, ("axes", value(0)) shipped: the grader passed it by position, as the axis, by luck."""
+    _refused(tmp_path, lambda c: _edit(c / ZSCORE / "task.py", '("axis", value(0))', '("axes", value(0))'),
+             r"zscore/task.py: probe 'along axis=0' passes 'axes', which zscore\(x, axis\) in solution.py does not take",
+             only="stats")
+
+
+def test_a_probe_passing_required_parameters_out_of_order_is_refused(tmp_path):
+    """The grader passes required parameters by position, to the student and the reference alike: a swap is
+    graded consistently, on inputs the prompt never meant."""
+    def swapped(course: Path) -> None:
+        _edit(course / ZSCORE / "solution.py", "def zscore(x, axis=-1):", "def zscore(x, axis):")
+        _edit(course / ZSCORE / "task.py", '(("x", normal(5, 3)), ("axis", value(0)))', '(("axis", value(0)), ("x", normal(5, 3)))')
+
+    _refused(tmp_path, swapped, r"zscore/task.py: probe 'along axis=0' passes axis, x in another order than zscore\(x, axis\) "
+                                r"takes them", only="stats")

@@ -250,7 +250,8 @@ def check_zip(zip_path: Path, release: Path, course: Path, sweep_seeds: int | No
         if any(q.parameters for q in assignment.questions):
             rows.append(_variants_row(name, assignment, grader, solution, work))
         blank_results = grader.grade(blank, "blank")
-        rows.append(Row(name, "the blank notebook scores 0", blank_results["score"] == 0, "" if blank_results["score"] == 0 else _short(blank_results)))
+        scored = [f"{unit} {got:g}/{full:g}" for unit, (got, full) in _scores(blank_results).items() if got > 0]
+        rows.append(Row(name, "the blank notebook scores 0", blank_results["score"] == 0, ", ".join(scored)))
         again = grader.grade(solution, "again")
         same = _scores(again) == _scores(first)
         rows.append(Row(name, "grading twice gives the same scores", same, "" if same else f"{_scores(first)} then {_scores(again)}"))

@@ -122,11 +122,19 @@ class Assignment:
 # ---- loading files ------------------------------------------------------------------------------------
 
 def _read(path: Path, required: bool = True) -> str:
+    """A source file's text, UTF-8 (whatever the machine's locale); a required Markdown file must say something."""
     if not path.is_file():
         if required:
             raise CourseError(f"{path}: missing (see docs/instructors.md, 'Writing an assignment')")
         return ""
-    return path.read_text().strip()
+    try:
+        text = path.read_bytes().decode("utf-8").strip()
+    except UnicodeDecodeError as err:
+        line = path.read_bytes()[: err.start].count(b"\n") + 1
+        raise CourseError(f"{path}, line {line}: not UTF-8 text (byte {err.object[err.start]:#x}): save it as UTF-8") from None
+    if required and path.suffix == ".md" and not text:
+        raise CourseError(f"{path}: empty: it becomes a cell students read; write it, or remove what lists it")
+    return text
 
 
 def _python(path: Path, required: bool = True) -> str:
@@ -223,7 +231,7 @@ def _mutants(folder: Path, task: Task) -> tuple[Mutant, ...]:
     probes the task has; a "# stub" line marks one that does none of the task (it must score 0); `attn-ref check` then proves each fails a probe, and the probe it names."""
     found = []
     for path in sorted((folder / "mutants").glob("*.py")):
-        source = path.read_text()
+        source = _read(path)
         header = dict(line[2:].split(": ", 1) for line in source.splitlines() if line.startswith("# ") and ": " in line[:20])
         if "mutant" not in header:
             raise CourseError(f"{path}: start with a line '# mutant: <what is wrong>'")
@@ -286,6 +294,10 @@ def _task(folder: Path, module_name: str) -> Task:
         raise CourseError(f"{path}: the task is called {task.name!r} but its folder {folder.name!r}")
     example = module.example() if hasattr(module, "example") else ""
     starter = _python(folder / "solution.py")
+    if not re.search(r"^ *# BEGIN SOLUTION\n(.*\n)?^ *# END SOLUTION$", starter, flags=re.M | re.S):
+        raise CourseError(f"{folder / 'solution.py'}: no body between `# BEGIN SOLUTION` and `# END SOLUTION` (each a "
+                          "line of its own, in that order): students get this file without what lies between them, so "
+                          "without the markers they would get the whole solution")
     _probes_fit_the_signature(task, path, folder / "solution.py", starter)
     checks_path = folder / "public_checks.py"
     checks = load_module(checks_path, module_name + "_public")

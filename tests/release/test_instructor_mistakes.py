@@ -241,3 +241,26 @@ def test_a_probe_passing_required_parameters_out_of_order_is_refused(tmp_path):
 
     _refused(tmp_path, swapped, r"zscore/task.py: probe 'along axis=0' passes axis, x in another order than zscore\(x, axis\) "
                                 r"takes them", only="stats")
+
+
+def test_a_solution_without_its_markers_is_refused(tmp_path):
+    """Students get solution.py without what lies between the markers: without them, the whole solution.
+    Before, `attn-ref check` failed "the blank notebook scores 0" with the detail "standard 0/1"."""
+    def unmarked(course: Path) -> None:
+        solution = course / ZSCORE / "solution.py"
+        solution.write_text(solution.read_text().replace("    # BEGIN SOLUTION\n", "").replace("    # END SOLUTION\n", ""))
+
+    _refused(tmp_path, unmarked, r"zscore/solution.py: no body between `# BEGIN SOLUTION` and `# END SOLUTION`.*the whole "
+                                 r"solution", only="stats")
+
+
+def test_a_source_that_is_not_utf8_is_refused_with_its_line(tmp_path):
+    """Before: a UnicodeDecodeError traceback, no file named."""
+    _refused(tmp_path, lambda c: (c / ZSCORE / "prompt.md").write_bytes("Write it.\n\u00c9cart-type.\n".encode("latin-1")),
+             r"zscore/prompt.md, line 2: not UTF-8 text \(byte 0xc9\): save it as UTF-8", only="stats")
+
+
+def test_an_empty_prompt_is_refused(tmp_path):
+    """Before, a task with an empty prompt.md shipped: a heading, then the worked example."""
+    _refused(tmp_path, lambda c: (c / ZSCORE / "prompt.md").write_text("\n"), r"zscore/prompt.md: empty: it becomes a cell",
+             only="stats")

@@ -32,6 +32,7 @@ from pathlib import Path
 from types import ModuleType
 
 from ..grade.checks_json import VISIBILITIES
+from ..grade.scoring.mutant_match import ERROR_NAMES, KEEPS_STATE
 from .errors import ReleaseError
 from .units import Mutant, Question, Task
 
@@ -251,9 +252,28 @@ def _mutants(folder: Path, task: Task) -> tuple[Mutant, ...]:
             raise CourseError(f"{path}: another mutant of {task.name} is also '# mutant: {header['mutant'].strip()}': "
                               f"give each its own description")
         leading = [line.strip() for line in itertools.takewhile(lambda line: line.startswith("#"), source.splitlines())]
+        _no_misspelt_marks(path, leading)
         found.append(Mutant(header["mutant"].strip(), source, must_fail, str(path), stub="# stub" in leading,
                             says=header.get("says", "").strip() or header["mutant"].strip()))
     return tuple(found)
+
+
+MUTANT_KEYS = ("# mutant:", "# must fail:", "# says:")  # a mutant's leading comments, each followed by its text
+MUTANT_FLAGS = ("# stub", ERROR_NAMES, KEEPS_STATE)  # and those that are a line alone
+
+
+def _no_misspelt_marks(path: Path, leading: list[str]) -> None:
+    """A leading comment that is nearly one of a mutant's marks ("# Must fail:", "# its error name it") would be
+    read as a plain comment, its rule left out without a word: refused with the mark it may have meant."""
+    for line in leading:
+        head = line.split(":", 1)[0] + ":" if ":" in line else line
+        if head in MUTANT_KEYS or line in MUTANT_FLAGS:
+            continue
+        close = difflib.get_close_matches(head.lower(), MUTANT_KEYS, n=1, cutoff=0.8) or \
+            difflib.get_close_matches(line.lower(), MUTANT_FLAGS, n=1, cutoff=0.8)
+        if close:
+            raise CourseError(f"{path}: {line!r} is nearly {close[0]!r}, which is read only as written (lower case, "
+                              f"one space): write it so, or reword the comment")
 
 
 def public_tests(path: Path, module: ModuleType) -> tuple[str, ...]:

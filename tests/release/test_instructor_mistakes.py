@@ -4,6 +4,7 @@ Each case edits a copy of tests/fixtures/stats_course and stops at loading (no n
 
 from __future__ import annotations
 
+import re
 import shutil
 import signal
 import subprocess
@@ -264,3 +265,18 @@ def test_an_empty_prompt_is_refused(tmp_path):
     """Before, a task with an empty prompt.md shipped: a heading, then the worked example."""
     _refused(tmp_path, lambda c: (c / ZSCORE / "prompt.md").write_text("\n"), r"zscore/prompt.md: empty: it becomes a cell",
              only="stats")
+
+
+@pytest.mark.parametrize("mark, meant", [("# Must fail: along axis=0", "# must fail:"), ("# must  fail: along axis=0", "# must fail:"),
+                                         ("# its error name it", "# its error names it"), ("# Stub", "# stub")])
+def test_a_misspelt_mutant_mark_is_refused(tmp_path, mark, meant):
+    """Before, "# Must fail: along axis=0" was a plain comment: the probe it named was no longer held to it."""
+    _refused(tmp_path, lambda c: _edit(c / ZSCORE / "mutants/last_axis.py", "# must fail: along axis=0", mark),
+             rf"last_axis.py: '{re.escape(mark)}' is nearly '{meant}', which is read only as written", only="stats")
+
+
+def test_a_plain_leading_comment_in_a_mutant_is_left_alone(tmp_path):
+    course = tmp_path / "course"
+    shutil.copytree(FIXTURE, course)
+    _edit(course / ZSCORE / "mutants/last_axis.py", "# must fail: along axis=0\n", "# must fail: along axis=0\n# the classic slip: axis ignored\n")
+    assert [a.name for a in load_course(course)] == ["quiz", "stats"]

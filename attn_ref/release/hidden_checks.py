@@ -6,14 +6,18 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import importlib
 import json
 import re
 from dataclasses import replace
 from pathlib import Path
+from types import ModuleType
+
+import numpy as np
 
 from ..grade.checks_json import Arg, Checks, FunctionUnit, InvalidChecks, Mistake, Probe, QuestionUnit, WrittenPart, read_checks
 from ..grade.scoring.comparators import CHECKS as COMPARATORS
-from ..grade.scoring.inputs import GENERATORS
+from ..grade.scoring.inputs import GENERATORS, generate, probe_rng, reference_outputs
 from .course import Assignment, CourseError
 from .units import Question, Task
 
@@ -93,9 +97,39 @@ def read_back(assignment: Assignment) -> None:
         except InvalidChecks as err:
             raise CourseError(f"{_unit_file(assignment, unit)}: {_unit_words(unit, i, str(err))}") from None
     try:
-        read_checks(data, GENERATORS, COMPARATORS)
+        typed = read_checks(data, GENERATORS, COMPARATORS)
     except InvalidChecks as err:
         raise CourseError(f"{assignment.folder / 'assignment.py'}: {err}") from None
+    for index, unit in enumerate(typed.units):
+        if isinstance(unit, FunctionUnit):
+            _reference_answers(assignment, index, unit)
+
+
+def _reference_answers(assignment: Assignment, index: int, unit: FunctionUnit) -> None:
+    """The reference called on one draw of each probe's inputs, as the grader calls it: it must return the
+    task's outputs, each an array or a number (one returning a list failed every grading with a TypeError
+    deep in a comparator; one raising, with the grader's traceback)."""
+    module_name, _, function = unit.reference.partition(":")
+    file = dict(assignment.references).get(module_name)
+    where = file or assignment.folder / unit.name / "task.py"
+    if file is None:
+        module = importlib.import_module(module_name)
+    else:  # its bytes alone, as the grader runs references/<file> (course.py has proved they run)
+        module = ModuleType(f"_reference_answers_{module_name}")
+        exec(compile(file.read_bytes(), str(file), "exec"), module.__dict__)  # noqa: S102 - the instructor's reference
+    reference = getattr(module, function)
+    for p_index, probe in enumerate(unit.probes):
+        try:
+            outputs = reference_outputs(reference, generate(probe, probe_rng(0, index, p_index)))
+        except Exception as err:  # noqa: BLE001 - whatever it raises, said with the probe
+            raise CourseError(f"{where}: the reference {unit.reference} raised {type(err).__name__}: {err}, on the inputs of "
+                              f"{unit.name}'s probe {probe.name!r}") from None
+        kinds = [type(out).__name__ for out in outputs if not isinstance(out, (np.ndarray, np.generic, int, float, bool))]
+        if len(outputs) != len(unit.outputs) or kinds:
+            raise CourseError(f"{where}: the reference {unit.reference} returned {len(outputs)} value(s)"
+                              f"{' (' + ', '.join(kinds) + ')' if kinds else ''} on the inputs of {unit.name}'s probe "
+                              f"{probe.name!r}; the task has outputs={unit.outputs!r}: return one NumPy array or number "
+                              "for each (a tuple for more than one)")
 
 
 def _unit_file(assignment: Assignment, unit: dict) -> Path:

@@ -280,3 +280,21 @@ def test_a_plain_leading_comment_in_a_mutant_is_left_alone(tmp_path):
     shutil.copytree(FIXTURE, course)
     _edit(course / ZSCORE / "mutants/last_axis.py", "# must fail: along axis=0\n", "# must fail: along axis=0\n# the classic slip: axis ignored\n")
     assert [a.name for a in load_course(course)] == ["quiz", "stats"]
+
+
+@pytest.mark.parametrize("returned, said", [
+    (".tolist()", r"returned 1 value\(s\) \(list\) on the inputs of zscore's probe 'rows of a 4 × 6 array'"),
+    (" + 1 // (x.ndim - 2)", r"raised ZeroDivisionError: integer division or modulo by zero, on the inputs of zscore's probe 'rows of a 4 × 6 array'"),
+])
+def test_a_reference_that_returns_what_the_grader_cannot_compare_is_refused(tmp_path, returned, said):
+    """The reference is called on one draw of each probe's inputs before anything is written; before, a list
+    failed every grading with a TypeError deep in a comparator, with no file named."""
+    _refused(tmp_path, lambda c: _edit(c / "stats/stats_ref.py", "return centred / np.where(std > 0, std, 1.0)",
+                                       f"return (centred / np.where(std > 0, std, 1.0)){returned}"),
+             rf"stats/stats_ref.py: the reference stats_ref:zscore {said}", only="stats")
+
+
+def test_a_task_declaring_more_outputs_than_its_reference_returns_is_refused(tmp_path):
+    _refused(tmp_path, lambda c: _edit(c / ZSCORE / "task.py", 'reference="stats_ref:zscore",', 'reference="stats_ref:zscore", outputs=("z", "mean"),'),
+             r"stats/stats_ref.py: the reference stats_ref:zscore returned 1 value\(s\) on the inputs of zscore's probe "
+             r"'rows of a 4 × 6 array'; the task has outputs=\('z', 'mean'\)", only="stats")

@@ -298,3 +298,22 @@ def test_a_task_declaring_more_outputs_than_its_reference_returns_is_refused(tmp
     _refused(tmp_path, lambda c: _edit(c / ZSCORE / "task.py", 'reference="stats_ref:zscore",', 'reference="stats_ref:zscore", outputs=("z", "mean"),'),
              r"stats/stats_ref.py: the reference stats_ref:zscore returned 1 value\(s\) on the inputs of zscore's probe "
              r"'rows of a 4 × 6 array'; the task has outputs=\('z', 'mean'\)", only="stats")
+
+
+def test_a_reference_writing_into_its_mask_leaves_the_students_inputs_alone():
+    """A reference that fills its mask in place (`mask |= ...`) was given the very array the student is given
+    next: the student's call, and the comparators, saw the reference's writing."""
+    import numpy as np
+
+    from attn_ref.grade.scoring.inputs import Input, reference_outputs
+
+    mask = np.array([[True, False], [False, True]])
+    args = [Input("x", "array", np.ones((2, 2)), False, False), Input("mask", "array", mask, False, False)]
+
+    def greedy(x, mask):
+        mask[:] = True
+        x[:] = 0
+        return x
+
+    reference_outputs(greedy, args)
+    assert mask.tolist() == [[True, False], [False, True]] and args[0].data.tolist() == [[1.0, 1.0], [1.0, 1.0]]

@@ -132,7 +132,8 @@ class _Object:
         return value
 
     def text(self, key: str, limit: int = 4000, default=_MISSING) -> str:
-        return self.take(key, lambda v: isinstance(v, str) and len(v) <= limit, "expected a string", default)
+        return self.take(key, lambda v: isinstance(v, str) and len(v) <= limit, f"expected a string of at most {limit:,} characters",
+                         default)
 
     def number(self, key: str) -> float:
         return self.take(key, lambda v: _is_number(v) and v >= 0, "expected a number >= 0")

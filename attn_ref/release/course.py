@@ -41,6 +41,7 @@ UNIT_FILES = ("question.py", "task.py")  # a unit folder holds exactly one: its 
 # (written_solutions.md, public_check.py) would otherwise be left out without a word
 FOLDER_FILES = {"question.py": ("question.py", "prompt.md", "solution.py", "written.md", "written_solution.md"),
                 "task.py": ("task.py", "prompt.md", "solution.py", "public_checks.py", "substitute.py", "mutants")}
+TITLE_LIMIT = 200  # checks.json's reader takes a title of at most this many characters
 ENTRY_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}\Z")  # a file name, a Python name and a Gradescope name alike (as `new`'s)
 
 
@@ -62,6 +63,9 @@ class Entry:
             raise CourseError(f"Entry(name={self.name!r}): an assignment's name names its notebook, its folders, its zip "
                               "and its Gradescope assignment: lower-case letters, digits and _, starting with a letter "
                               "(at most 64; the title may say anything)")
+        if not isinstance(self.title, str) or not 0 < len(self.title.strip()) <= TITLE_LIMIT or "\n" in self.title:
+            raise CourseError(f"Entry({self.name!r}, title={self.title!r}): a title is one line of 1 to {TITLE_LIMIT} "
+                              "characters (the notebook's heading, checks.json's title)")
         if self.kind is not None:  # an instructor's registry from before units said what they are
             raise CourseError(f"Entry({self.name!r}, ..., kind={self.kind!r}): `kind=` is no longer an argument "
                               "(each unit's folder says what it is: question.py or task.py); delete `kind=...`")
@@ -93,6 +97,14 @@ class Layout:
     # the share of its mutants (stubs aside) `attn-ref check` must hear named in their own words on a line they
     # fail, under every seed of its sweep; below it the build fails, naming the mutants that are not
     named_mutants: float = 0.0
+
+    def __post_init__(self):
+        for name in ("units", "exploration", "timing"):
+            value = getattr(self, name)
+            if isinstance(value, str) or not all(isinstance(item, str) for item in value):
+                raise CourseError(f"Layout({name}={value!r}): expected a tuple of names; (\"{value}\") is one string in "
+                                  f"brackets: write a comma after it, (\"{value}\",)" if isinstance(value, str) else
+                                  f"Layout({name}={value!r}): expected a tuple of names (strings)")
 
 
 @dataclass(frozen=True)

@@ -317,3 +317,17 @@ def test_a_reference_writing_into_its_mask_leaves_the_students_inputs_alone():
 
     reference_outputs(greedy, args)
     assert mask.tolist() == [[True, False], [False, True]] and args[0].data.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+
+
+def test_units_written_as_one_string_are_refused(tmp_path):
+    """("mean") is a string in brackets: before, the build looked for units 'm', 'e', 'a' and 'n'."""
+    _refused(tmp_path, lambda c: _edit(c / "quiz/assignment.py", '("mean", "spread")', '("mean")'),
+             r"quiz/assignment.py, line \d+: Layout\(units='mean'\): expected a tuple of names; .*write a comma after it",
+             only="quiz")
+
+
+@pytest.mark.parametrize("file, old", [("registry.py", 'title="A statistics quiz"'), ("quiz/mean/question.py", 'title="The mean"')])
+def test_a_title_too_long_for_checks_json_is_refused_where_it_is_written(tmp_path, file, old):
+    """Before: "title: expected a string" from `attn-ref check`, after every notebook ran."""
+    _refused(tmp_path, lambda c: _edit(c / file, old, f'title="{"x" * 201}"'),
+             rf"{file}(, line \d+)?: .*(1 to 200 characters|title: expected a string of at most 200 characters)")

@@ -41,6 +41,7 @@ UNIT_FILES = ("question.py", "task.py")  # a unit folder holds exactly one: its 
 # (written_solutions.md, public_check.py) would otherwise be left out without a word
 FOLDER_FILES = {"question.py": ("question.py", "prompt.md", "solution.py", "written.md", "written_solution.md"),
                 "task.py": ("task.py", "prompt.md", "solution.py", "public_checks.py", "substitute.py", "mutants")}
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # in a source: anything but tab, newline, carriage return
 TITLE_LIMIT = 200  # checks.json's reader takes a title of at most this many characters
 ENTRY_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}\Z")  # a file name, a Python name and a Gradescope name alike (as `new`'s)
 
@@ -145,6 +146,10 @@ def _read(path: Path, required: bool = True) -> str:
     except UnicodeDecodeError as err:
         line = path.read_bytes()[: err.start].count(b"\n") + 1
         raise CourseError(f"{path}, line {line}: not UTF-8 text (byte {err.object[err.start]:#x}): save it as UTF-8") from None
+    if control := CONTROL.search(text):
+        raise CourseError(f"{path}, line {text[: control.start()].count(chr(10)) + 1}: a control character "
+                          f"({control.group()!r}, often pasted from a PDF or a terminal), which a notebook shows as nothing "
+                          "or as a box and LaTeX refuses: delete it")
     if required and path.suffix == ".md" and not text:
         raise CourseError(f"{path}: empty: it becomes a cell students read; write it, or remove what lists it")
     return text

@@ -331,3 +331,20 @@ def test_a_title_too_long_for_checks_json_is_refused_where_it_is_written(tmp_pat
     """Before: "title: expected a string" from `attn-ref check`, after every notebook ran."""
     _refused(tmp_path, lambda c: _edit(c / file, old, f'title="{"x" * 201}"'),
              rf"{file}(, line \d+)?: .*(1 to 200 characters|title: expected a string of at most 200 characters)")
+
+
+@pytest.mark.parametrize("character", ["\x00", "\x1b", "\x0c"])
+def test_a_control_character_in_a_prompt_is_refused_with_its_line(tmp_path, character):
+    """Before, a NUL pasted into prompt.md shipped in the notebook."""
+    _refused(tmp_path, lambda c: (c / ZSCORE / "prompt.md").write_text(f"Write zscore.\nIt {character}divides by n.\n"),
+             r"zscore/prompt.md, line 2: a control character", only="stats")
+
+
+def test_odd_but_printable_markdown_is_kept_as_written(tmp_path):
+    """LaTeX, braces, HTML and a stray fence are the instructor's to write: they reach the notebook unchanged."""
+    course = tmp_path / "course"
+    shutil.copytree(FIXTURE, course)
+    odd = "Write `zscore`: $z = \\frac{x - \\mu}{\\sigma}$ with {braces} {value} %s, <b>bold</b>, ``` and\ttabs."
+    (course / ZSCORE / "prompt.md").write_text(odd + "\n")
+    (stats,) = load_course(course, "stats")
+    assert stats.tasks[0].prompt == odd

@@ -348,3 +348,9 @@ def test_odd_but_printable_markdown_is_kept_as_written(tmp_path):
     (course / ZSCORE / "prompt.md").write_text(odd + "\n")
     (stats,) = load_course(course, "stats")
     assert stats.tasks[0].prompt == odd
+
+
+def test_an_int_answer_whose_key_is_not_whole_is_refused(tmp_path):
+    """Before, an "int" key of 8/3 shipped as far as `attn-ref check`, which failed the solution's 8/3 on its form."""
+    _refused(tmp_path, lambda c: _edit(c / "quiz/mean/question.py", '"int", len(DATA)', '"int", len(DATA) / 3'),
+             r"quiz/mean/question.py: answer 'sample_size'.expected: expected a value of kind int", only="quiz")

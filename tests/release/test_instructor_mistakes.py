@@ -354,3 +354,20 @@ def test_an_int_answer_whose_key_is_not_whole_is_refused(tmp_path):
     """Before, an "int" key of 8/3 shipped as far as `attn-ref check`, which failed the solution's 8/3 on its form."""
     _refused(tmp_path, lambda c: _edit(c / "quiz/mean/question.py", '"int", len(DATA)', '"int", len(DATA) / 3'),
              r"quiz/mean/question.py: answer 'sample_size'.expected: expected a value of kind int", only="quiz")
+
+
+def test_a_graded_cell_slow_in_the_builds_solution_run_stops_the_build(tmp_path, monkeypatch):
+    """Grading runs setup.py and every solution cell again for each student, with 180 s for them all: a
+    setup.py that slept 90 s held the build for minutes (every grading of `attn-ref check` ran it) and would
+    have held every student's. The threshold is lowered here so that the test sleeps 2 s, not 46."""
+    import attn_ref.release.build as building
+
+    monkeypatch.setattr(building, "SLOW_CELL", 1.0)
+    course = tmp_path / "course"
+    shutil.copytree(FIXTURE, course)
+    (course / "stats" / "setup.py").write_text("import time\n\nimport numpy as np\n\ntime.sleep(2)\n")
+    out = tmp_path / "out"
+    with pytest.raises(BuildError, match=rf"{re.escape(str(course.resolve() / 'stats' / 'setup.py'))}: ran \d+ s in the "
+                                         r"build's solution run; grading runs it for every student, with 180 s"):
+        build(out, course, only="stats")
+    assert not any(out.iterdir())

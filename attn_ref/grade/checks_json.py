@@ -72,6 +72,9 @@ GENERATOR_NAMES = ("normal", "mask", "ones", "simplex", "value", "device")
 ARRAY_GENERATORS = ("normal", "mask", "ones", "simplex")  # those whose parameter is a shape
 ARG_FLAGS = ("keyword", "student_only")  # an argument's spec: its generator's parameters and these
 MAX_SIZE = 4096  # one axis of a probe's array
+# one probe's array, all axes at their largest (the lab's largest holds under 2,000): (4096, 4096, 64) passed the
+# axis rule and held the grader on 8 GB of float64 before the first student
+MAX_ELEMENTS = 1 << 20
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _MISSING = object()
 # grades.csv's own columns (classroom/gradebook.py), beside one column per unit and one per written part (its
@@ -129,7 +132,8 @@ class _Object:
         return value
 
     def text(self, key: str, limit: int = 4000, default=_MISSING) -> str:
-        return self.take(key, lambda v: isinstance(v, str) and len(v) <= limit, "expected a string", default)
+        return self.take(key, lambda v: isinstance(v, str) and len(v) <= limit, f"expected a string of at most {limit:,} characters",
+                         default)
 
     def number(self, key: str) -> float:
         return self.take(key, lambda v: _is_number(v) and v >= 0, "expected a number >= 0")
@@ -169,7 +173,9 @@ def _empty() -> Mapping:
 
 def _fits(kind: str, expected) -> bool:
     """Whether a value read from checks.json can be the expected answer of that kind."""
-    if kind in ("int", "float"):
+    if kind == "int":  # a whole number: a student's 8/3 could never be "equal" to the key
+        return _is_number(expected) and float(expected).is_integer()
+    if kind == "float":
         return _is_number(expected)
     if kind == "bool":
         return isinstance(expected, bool)
@@ -183,6 +189,13 @@ def _expected_json(kind: str, expected):
     if kind == "int_dict" and isinstance(expected, Mapping):
         return sorted(expected.items())
     return _thawed(expected)
+
+
+def _letters_apart(choices: tuple, letters: str) -> bool:
+    """A multiple-choice answer's letters: one ASCII letter each, no two alike in either case."""
+    one_each = all(isinstance(letter, str) and len(letter) == 1 and letter.isascii() and letter.isalpha()
+                   for letter, _ in choices)
+    return one_each and len(set(letters.upper())) == len(letters)
 
 
 @dataclass(frozen=True)
@@ -211,6 +224,9 @@ class Answer:
             raise InvalidChecks(f"{self.name}: unknown answer kind {self.kind!r}; use one of {', '.join(ANSWER_KINDS)}")
         if (self.kind == "choice") != bool(self.letters):
             raise InvalidChecks(f"{self.name}: a multiple-choice answer needs choices, and only it")
+        if not _letters_apart(self.choices, self.letters):
+            raise InvalidChecks(f"{self.name}: the choices' letters {self.letters!r}: one letter each, no two alike (a "
+                                "student answers with one, in either case)")
         if self.kind == "choice" and self.expected not in tuple(self.letters):
             raise InvalidChecks(f"{self.name}: the expected letter {self.expected!r} is not one of the choices")
         if self.mistakes and self.kind not in ("int", "float"):
@@ -353,6 +369,11 @@ class Arg:
             _check(isinstance(shape, list) and len(shape) <= 6 and all(
                 (isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= MAX_SIZE) or n in dims for n in shape),
                 f"{at}.{key}", f"expected a shape: sizes 0 to {MAX_SIZE}, or names of options.dims")
+            elements = 1
+            for n in shape:
+                elements *= dims[n][1] if isinstance(n, str) else n
+            _check(elements <= MAX_ELEMENTS, f"{at}.{key}", f"{elements:,} elements at the largest sizes; at most "
+                   f"{MAX_ELEMENTS:,} (a probe's input is small: a general case needs a few rows, not memory)")
         return cls(name, spec)
 
 
@@ -483,6 +504,10 @@ class FunctionUnit:
         typed_mistakes = tuple(Mistake.from_json(m, f"{unit.at('mistakes')}[{i}]") for i, m in enumerate(mistakes))
         probes = unit.items("probes")
         typed = tuple(Probe.from_json(p, f"{unit.at('probes')}[{i}]", generators, comparators) for i, p in enumerate(probes))
+        names = [p.name for p in typed]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        _check(not twice, unit.at("probes"), f"two probes are named {(twice or [''])[0]!r}: a results line, a "
+               "'# must fail:' and a class's mistakes.csv tell probes apart by name; give each its own")
         return cls(name, title, function, framework, reference, tuple(outputs), tuple(forbidden), tuple(builds_on),
                    substitute, typed, starter, typed_mistakes)
 
@@ -506,6 +531,14 @@ def _units_together(units: tuple[Unit, ...]) -> None:
     """What holds between units: distinct names, and each function built only on earlier functions."""
     names = [u.name for u in units]
     _check(len(set(names)) == len(names), "units", "two units share a name")
+    # one notebook, one namespace: a second unit assigning the same variable (or defining it as its function)
+    # would replace the first's before it is graded
+    owner: dict[str, str] = {}
+    for unit in units:
+        for variable in (a.name for a in unit.answers) if isinstance(unit, QuestionUnit) else (unit.function,):
+            _check(variable not in owner, f"units.{unit.name}", f"{variable!r} is also {owner.get(variable)}'s: the "
+                   "notebook is one namespace, so one would replace the other; give each unit its own names (a prefix)")
+            owner[variable] = unit.name
     functions = [u.name for u in units if isinstance(u, FunctionUnit)]
     for unit in (u for u in units if isinstance(u, FunctionUnit)):
         for earlier in unit.builds_on:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zipfile
 from collections.abc import Callable
@@ -19,12 +22,14 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, DeadKernelError
 
 from ..grade.checks_json import EXPORT_MODULE
-from .cell_sources import failure
+from ..grade.settings import NOTEBOOK_TIMEOUT
+from .cell_sources import failure, source_of
 from .course import Assignment, load_course
 from .errors import ReleaseError
-from .hidden_checks import checks, stamp
+from .hidden_checks import checks, read_back, stamp
 from .locks import LockError, locked, pins
 from .notebooks import (
+    EXPLORATION_TAG,
     export_module,
     master,
     normalize,
@@ -38,6 +43,9 @@ from .otter_zip import otter_zip
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # attn_ref/
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed timestamps: the same sources give the same zip
+# a graded cell that runs longer than this in the build's solution run fails the build: grading runs every such
+# cell for every student within NOTEBOOK_TIMEOUT (180 s), on machines and code slower than the solution's
+SLOW_CELL = NOTEBOOK_TIMEOUT / 4
 CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
 
 SETUP_SH = """#!/usr/bin/env bash
@@ -178,13 +186,19 @@ class _SeededClient(NotebookClient):
     how many random draws a cell makes before it is not ours to fix (a seed once per kernel was seen to give
     another emoji in one build of two), so each cell starts from the same state."""
 
+    seconds: dict[int, float]  # how long each code cell ran, by its index (kept off the notebook: no timestamps)
+
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
         if cell.cell_type == "code":
             await self.kc.execute_interactive("import random as _r; _r.seed(0); del _r", store_history=False, timeout=60)
-        return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+        start = time.monotonic()
+        try:
+            return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+        finally:
+            self.seconds = {**getattr(self, "seconds", {}), cell_index: time.monotonic() - start}
 
 
-def execute(nb: nbformat.NotebookNode, workdir: Path, filename: str) -> nbformat.NotebookNode:
+def execute(nb: nbformat.NotebookNode, workdir: Path, filename: str, seconds: dict | None = None) -> nbformat.NotebookNode:
     """Run a notebook top to bottom in a fresh python3 kernel, outputs kept, no timestamps.
 
     The kernel's own output goes to a log beside ``workdir``, not to the build's stderr: what the instructor
@@ -201,7 +215,22 @@ def execute(nb: nbformat.NotebookNode, workdir: Path, filename: str) -> nbformat
             log.flush()
             tail = log_path.read_bytes()[-600:].decode(errors="replace").strip()
             raise BuildError(f"the kernel running {filename} died while the build ran it" + (f": {tail}" if tail else "")) from None
+        finally:
+            (seconds if seconds is not None else {}).update(getattr(client, "seconds", {}))
     return nb
+
+
+def _slow_graded_cell(nb: nbformat.NotebookNode, seconds: dict[int, float], assignment: Assignment) -> str:
+    """A cell grading runs (not an exploration cell) that took the build's solution run over SLOW_CELL seconds:
+    every grading runs it again, for every student, within the notebook's NOTEBOOK_TIMEOUT (a setup.py that
+    slept 90 s held the build for minutes and would have held every grading)."""
+    for index, cell in enumerate(nb.cells):
+        if seconds.get(index, 0.0) > SLOW_CELL and EXPLORATION_TAG not in cell.get("metadata", {}).get("tags", []):
+            where = source_of(cell.source, assignment) or f"cell {index} of the solution notebook"
+            return (f"{where}: ran {seconds[index]:.0f} s in the build's solution run; grading runs it for every student, "
+                    f"with {NOTEBOOK_TIMEOUT:.0f} s for all the notebook's cells: make it quick, or move the slow work "
+                    "into an exploration cell (not run while grading)")
+    return ""
 
 
 def _write(nb: nbformat.NotebookNode, path: Path) -> Path:
@@ -245,10 +274,14 @@ def build_one(assignment: Assignment, out: Path, runner: str = "cpu", pdf: bool 
         run_dir = tmp / "run"
         run_dir.mkdir()
         t0 = time.perf_counter()
+        seconds: dict[int, float] = {}
         try:
-            solution = normalize(execute(solution, run_dir, f"{name}.ipynb"))
+            executed = execute(solution, run_dir, f"{name}.ipynb", seconds)
         except CellExecutionError:
             raise BuildError(*failure(solution, assignment)) from None
+        if slow := _slow_graded_cell(executed, seconds, assignment):
+            raise BuildError(slow)
+        solution = normalize(executed)
         seconds_solution = time.perf_counter() - t0
         solution_path = _write(solution, out / "solutions" / name / f"{name}.ipynb")
         _write_export_module(assignment, out)
@@ -309,12 +342,33 @@ def build(out: Path, course: Path, only: str | None = None, runner: str = "cpu",
     (attn-ref check), and only then move the outputs into ``out``: a failed build changes nothing."""
     out = Path(out)
     assignments = load_course(course, only)
+    for assignment in assignments:
+        read_back(assignment)
     out.mkdir(parents=True, exist_ok=True)
-    staged = Path(tempfile.mkdtemp(prefix=".attn-ref-build-", dir=out))
+    with _terminable():
+        staged = Path(tempfile.mkdtemp(prefix=".attn-ref-build-", dir=out))
+        try:
+            built = [build_one(a, staged, runner, pdf, with_otter_zip) for a in assignments]
+            if verify is not None:
+                verify(staged, built)
+            return [_move_into_place(staged, out, b) for b in built]
+        finally:
+            shutil.rmtree(staged, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _terminable():
+    """SIGTERM (a cancelled CI job, `kill`, `timeout`) unwinds the build as Ctrl-C does, so its staging folder is
+    removed: by default the signal ended the process where it stood and left .attn-ref-build-* in --out."""
+    if threading.current_thread() is not threading.main_thread():  # only the main thread has signals
+        yield
+        return
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, stop)
     try:
-        built = [build_one(a, staged, runner, pdf, with_otter_zip) for a in assignments]
-        if verify is not None:
-            verify(staged, built)
-        return [_move_into_place(staged, out, b) for b in built]
+        yield
     finally:
-        shutil.rmtree(staged, ignore_errors=True)
+        signal.signal(signal.SIGTERM, before)

@@ -5,7 +5,7 @@ on its path) and the students' environment:
 
 * the solution scores full and the blank notebook 0 (and, as root, the zip's run_autograder agrees);
 * the solution agrees with every answer key (a questions assignment: every answer of the solution passes);
-* every public check passes on the executed solution;
+* every public check passes on the executed solution, and none on the blank starter (a task's body `...`);
 * every hidden probe is failed by at least one mutant declared with its task (mutants share one kernel);
 * every task has a probe that is evidence (no placeholder passes it) under every sampled seed, so correct
   work can earn every line;
@@ -17,6 +17,7 @@ The builder runs it on its staging folder before moving a release into place (`m
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 import json
 import os
@@ -36,6 +37,7 @@ from ..grade.checks_json import read_checks
 from ..grade.proofs.stubs import KINDS as STUB_KINDS
 from ..grade.scoring.whose_variant import IDENTITY_VARIABLE
 from .course import load_assignment, load_registry
+from .hidden_checks import blank_starter
 from .locks import LockError
 from .units import Question, Task
 from .versions import write_report
@@ -97,6 +99,27 @@ def _short(results: dict) -> str:
     return ", ".join(lost[:6]) or results.get("output", "")[:200]
 
 
+def _solution_row(name: str, results: dict, assignment) -> Row:
+    """The solution, graded in the students' environment: full marks, and no cell raising there. A cell that
+    raises only there (setup.py importing a package the students' lock lacks) still left the solution's
+    functions defined and full marks, and every student a broken first cell."""
+    lost = []
+    for test in results["tests"]:
+        if test["score"] < test["max_score"]:
+            unit = next((u for u in assignment.units if u.name == test["name"].split(":")[0]), None)
+            where = assignment.folder / unit.name / ("task.py" if isinstance(unit, Task) else "question.py") if unit else test["name"]
+            failed = [line[2:] for line in test["output"].splitlines() if line.startswith("✗")]
+            lost.append(f"{where}: the solution scores {test['score']:g}/{test['max_score']:g}"
+                        + (f", failing {failed[0][:300]}" if failed else ""))
+    errors = results["extra_data"].get("cell_errors", [])
+    if errors:
+        lost.append(f"a cell of the solution raised in the students' environment (locks/student.txt): {errors[0][:300]} "
+                    f"(setup.py and every solution.py may import only the students' packages)")
+    if results["extra_data"]["status"] != "ok":
+        lost.append(f"status {results['extra_data']['status']}")
+    return Row(name, "the solution scores full (bundled grader)", not lost, "; ".join(lost))
+
+
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -117,6 +140,32 @@ def public_checks(solution: Path, assignment) -> list[str]:
                 where = f"{assignment.folder / unit.name / 'question.py'} (its answers' kinds and ranges)"
             failing.append(f"{where} fails on the solution: {said[:400] or 'no output (did the check cell run?)'}")
     return failing
+
+
+def passing_on_blank(assignment) -> list[str]:
+    """Public checks that pass on the blank notebook (setup.py, then every task's function as students get
+    it, its body `...`), each called as otter calls it: a check that passes before the student writes a line
+    checks nothing, and tells them "All test cases passed". Run here, as `_solution_values` runs the solution:
+    the instructor's own code."""
+    namespace: dict = {}
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        for source in [assignment.setup, *(blank_starter(task) for task in assignment.tasks)]:
+            exec(compile(source, "<blank>", "exec"), namespace)  # noqa: S102 - the instructor's setup and signatures
+        passing = []
+        for task in assignment.tasks:
+            for test in task.public_checks:
+                scope: dict = {}
+                exec(compile(test, "<public check>", "exec"), scope)  # noqa: S102 - the instructor's public check
+                function = next(value for key, value in scope.items() if key.startswith("test_") and callable(value))
+                parameters = inspect.signature(function).parameters
+                try:
+                    function(**{p: namespace if p == "env" else namespace.get(p) for p in parameters})
+                except Exception:  # noqa: BLE001, S112 - failing on the blank is what a public check should do
+                    continue
+                passing.append(f"{assignment.folder / task.name / 'public_checks.py'}: {function.__name__} passes on the "
+                               f"blank starter ({task.function} returning None): make it call {task.function} and check "
+                               "what it returns")
+    return passing
 
 
 def _failed_tests(task: Task, said: str) -> list[str]:
@@ -193,8 +242,7 @@ def check_zip(zip_path: Path, release: Path, course: Path, sweep_seeds: int | No
         work = Path(work)
         grader = BundledGrader(zip_path, work)
         first = grader.grade(solution, "solution")
-        full = first["score"] == sum(t["max_score"] for t in first["tests"]) and first["extra_data"]["status"] == "ok"
-        rows.append(Row(name, "the solution scores full (bundled grader)", full, "" if full else _short(first)))
+        rows.append(_solution_row(name, first, assignment))
         rows.append(_versions_row(name, first, release))
         if assignment.questions:
             wrong = _key_disagreements(first, assignment)
@@ -202,7 +250,8 @@ def check_zip(zip_path: Path, release: Path, course: Path, sweep_seeds: int | No
         if any(q.parameters for q in assignment.questions):
             rows.append(_variants_row(name, assignment, grader, solution, work))
         blank_results = grader.grade(blank, "blank")
-        rows.append(Row(name, "the blank notebook scores 0", blank_results["score"] == 0, "" if blank_results["score"] == 0 else _short(blank_results)))
+        scored = [f"{unit} {got:g}/{full:g}" for unit, (got, full) in _scores(blank_results).items() if got > 0]
+        rows.append(Row(name, "the blank notebook scores 0", blank_results["score"] == 0, ", ".join(scored)))
         again = grader.grade(solution, "again")
         same = _scores(again) == _scores(first)
         rows.append(Row(name, "grading twice gives the same scores", same, "" if same else f"{_scores(first)} then {_scores(again)}"))
@@ -213,6 +262,8 @@ def check_zip(zip_path: Path, release: Path, course: Path, sweep_seeds: int | No
             ok = results["score"] == first["score"]
             rows.append(Row(name, "run_autograder (as root) agrees", ok, "" if ok else results.get("output", "")[:200]))
         if assignment.tasks:
+            vacuous = passing_on_blank(assignment)
+            rows.append(Row(name, "no public check passes on the blank starter", not vacuous, "; ".join(vacuous)))
             rows.append(mutant_row(name, assignment, grader, solution, work))
             rows.append(evidence_row(name, assignment, grader))
             rows.append(sweep_row(name, assignment, grader, work, sweep_seeds))

@@ -182,7 +182,7 @@ CHECK_DESCRIPTION = """attn-ref check: a release proves itself before anyone upl
 
 For each autograder zip, through the zip's own bundled grader and the students' environment: the solution
 scores full and the blank notebook 0 (as root, also through the zip's run_autograder); the solution agrees
-with every answer key; every public check passes on the solution; every hidden probe is failed by at least
+with every answer key; every public check passes on the solution and none on the blank starter; every hidden probe is failed by at least
 one of its task's mutants; every task has a probe no placeholder passes; grading twice gives the same scores."""
 
 

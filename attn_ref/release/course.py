@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import difflib
 import importlib
 import importlib.util
 import itertools
+import re
 import sys
 import traceback
 from dataclasses import dataclass, field, replace
@@ -30,10 +32,18 @@ from pathlib import Path
 from types import ModuleType
 
 from ..grade.checks_json import VISIBILITIES
+from ..grade.scoring.mutant_match import ERROR_NAMES, KEEPS_STATE
 from .errors import ReleaseError
 from .units import Mutant, Question, Task
 
 UNIT_FILES = ("question.py", "task.py")  # a unit folder holds exactly one: its kind
+# everything the build reads from a unit folder, by its kind: anything else is refused, since a misspelt name
+# (written_solutions.md, public_check.py) would otherwise be left out without a word
+FOLDER_FILES = {"question.py": ("question.py", "prompt.md", "solution.py", "written.md", "written_solution.md"),
+                "task.py": ("task.py", "prompt.md", "solution.py", "public_checks.py", "substitute.py", "mutants")}
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # in a source: anything but tab, newline, carriage return
+TITLE_LIMIT = 200  # checks.json's reader takes a title of at most this many characters
+ENTRY_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}\Z")  # a file name, a Python name and a Gradescope name alike (as `new`'s)
 
 
 class CourseError(ReleaseError):
@@ -50,6 +60,13 @@ class Entry:
     kind: str | None = field(default=None, repr=False, compare=False)  # removed: says what to change (below)
 
     def __post_init__(self):
+        if not isinstance(self.name, str) or not ENTRY_NAME.match(self.name):
+            raise CourseError(f"Entry(name={self.name!r}): an assignment's name names its notebook, its folders, its zip "
+                              "and its Gradescope assignment: lower-case letters, digits and _, starting with a letter "
+                              "(at most 64; the title may say anything)")
+        if not isinstance(self.title, str) or not 0 < len(self.title.strip()) <= TITLE_LIMIT or "\n" in self.title:
+            raise CourseError(f"Entry({self.name!r}, title={self.title!r}): a title is one line of 1 to {TITLE_LIMIT} "
+                              "characters (the notebook's heading, checks.json's title)")
         if self.kind is not None:  # an instructor's registry from before units said what they are
             raise CourseError(f"Entry({self.name!r}, ..., kind={self.kind!r}): `kind=` is no longer an argument "
                               "(each unit's folder says what it is: question.py or task.py); delete `kind=...`")
@@ -82,6 +99,14 @@ class Layout:
     # fail, under every seed of its sweep; below it the build fails, naming the mutants that are not
     named_mutants: float = 0.0
 
+    def __post_init__(self):
+        for name in ("units", "exploration", "timing"):
+            value = getattr(self, name)
+            if isinstance(value, str) or not all(isinstance(item, str) for item in value):
+                raise CourseError(f"Layout({name}={value!r}): expected a tuple of names; (\"{value}\") is one string in "
+                                  f"brackets: write a comma after it, (\"{value}\",)" if isinstance(value, str) else
+                                  f"Layout({name}={value!r}): expected a tuple of names (strings)")
+
 
 @dataclass(frozen=True)
 class Assignment:
@@ -111,11 +136,23 @@ class Assignment:
 # ---- loading files ------------------------------------------------------------------------------------
 
 def _read(path: Path, required: bool = True) -> str:
+    """A source file's text, UTF-8 (whatever the machine's locale); a required Markdown file must say something."""
     if not path.is_file():
         if required:
             raise CourseError(f"{path}: missing (see docs/instructors.md, 'Writing an assignment')")
         return ""
-    return path.read_text().strip()
+    try:
+        text = path.read_bytes().decode("utf-8").strip()
+    except UnicodeDecodeError as err:
+        line = path.read_bytes()[: err.start].count(b"\n") + 1
+        raise CourseError(f"{path}, line {line}: not UTF-8 text (byte {err.object[err.start]:#x}): save it as UTF-8") from None
+    if control := CONTROL.search(text):
+        raise CourseError(f"{path}, line {text[: control.start()].count(chr(10)) + 1}: a control character "
+                          f"({control.group()!r}, often pasted from a PDF or a terminal), which a notebook shows as nothing "
+                          "or as a box and LaTeX refuses: delete it")
+    if required and path.suffix == ".md" and not text:
+        raise CourseError(f"{path}: empty: it becomes a cell students read; write it, or remove what lists it")
+    return text
 
 
 def _python(path: Path, required: bool = True) -> str:
@@ -199,6 +236,9 @@ def _question(folder: Path, module_name: str) -> Question:
             question.answers_for(values)
         except Exception as err:
             raise CourseError(f"{path}{_line_in(path, err)}: the variant {values}: {type(err).__name__}: {err}") from None
+    if (folder / "written_solution.md").is_file() and not (folder / "written.md").is_file():
+        raise CourseError(f"{folder / 'written_solution.md'}: the answer to a written part, but {folder.name} has no "
+                          "written.md, its prompt: without it the question has no written part and this file is left out")
     return replace(question, prompt=_read(folder / "prompt.md"), solution=_python(folder / "solution.py"),
                    written_prompt=_read(folder / "written.md", False),
                    written_solution=_read(folder / "written_solution.md", False))
@@ -209,7 +249,7 @@ def _mutants(folder: Path, task: Task) -> tuple[Mutant, ...]:
     probes the task has; a "# stub" line marks one that does none of the task (it must score 0); `attn-ref check` then proves each fails a probe, and the probe it names."""
     found = []
     for path in sorted((folder / "mutants").glob("*.py")):
-        source = path.read_text()
+        source = _read(path)
         header = dict(line[2:].split(": ", 1) for line in source.splitlines() if line.startswith("# ") and ": " in line[:20])
         if "mutant" not in header:
             raise CourseError(f"{path}: start with a line '# mutant: <what is wrong>'")
@@ -229,9 +269,28 @@ def _mutants(folder: Path, task: Task) -> tuple[Mutant, ...]:
             raise CourseError(f"{path}: another mutant of {task.name} is also '# mutant: {header['mutant'].strip()}': "
                               f"give each its own description")
         leading = [line.strip() for line in itertools.takewhile(lambda line: line.startswith("#"), source.splitlines())]
+        _no_misspelt_marks(path, leading)
         found.append(Mutant(header["mutant"].strip(), source, must_fail, str(path), stub="# stub" in leading,
                             says=header.get("says", "").strip() or header["mutant"].strip()))
     return tuple(found)
+
+
+MUTANT_KEYS = ("# mutant:", "# must fail:", "# says:")  # a mutant's leading comments, each followed by its text
+MUTANT_FLAGS = ("# stub", ERROR_NAMES, KEEPS_STATE)  # and those that are a line alone
+
+
+def _no_misspelt_marks(path: Path, leading: list[str]) -> None:
+    """A leading comment that is nearly one of a mutant's marks ("# Must fail:", "# its error name it") would be
+    read as a plain comment, its rule left out without a word: refused with the mark it may have meant."""
+    for line in leading:
+        head = line.split(":", 1)[0] + ":" if ":" in line else line
+        if head in MUTANT_KEYS or line in MUTANT_FLAGS:
+            continue
+        close = difflib.get_close_matches(head.lower(), MUTANT_KEYS, n=1, cutoff=0.8) or \
+            difflib.get_close_matches(line.lower(), MUTANT_FLAGS, n=1, cutoff=0.8)
+        if close:
+            raise CourseError(f"{path}: {line!r} is nearly {close[0]!r}, which is read only as written (lower case, "
+                              f"one space): write it so, or reword the comment")
 
 
 def public_tests(path: Path, module: ModuleType) -> tuple[str, ...]:
@@ -271,11 +330,41 @@ def _task(folder: Path, module_name: str) -> Task:
     if task.name != folder.name:
         raise CourseError(f"{path}: the task is called {task.name!r} but its folder {folder.name!r}")
     example = module.example() if hasattr(module, "example") else ""
+    starter = _python(folder / "solution.py")
+    if not re.search(r"^ *# BEGIN SOLUTION\n(.*\n)?^ *# END SOLUTION$", starter, flags=re.M | re.S):
+        raise CourseError(f"{folder / 'solution.py'}: no body between `# BEGIN SOLUTION` and `# END SOLUTION` (each a "
+                          "line of its own, in that order): students get this file without what lies between them, so "
+                          "without the markers they would get the whole solution")
+    _probes_fit_the_signature(task, path, folder / "solution.py", starter)
     checks_path = folder / "public_checks.py"
     checks = load_module(checks_path, module_name + "_public")
-    return replace(task, prompt=_read(folder / "prompt.md"), starter=_python(folder / "solution.py"), example=example,
+    return replace(task, prompt=_read(folder / "prompt.md"), starter=starter, example=example,
                    public_checks=public_tests(checks_path, checks), substitute=_python(folder / "substitute.py", False),
                    mutants=_mutants(folder, task))
+
+
+def _probes_fit_the_signature(task: Task, path: Path, solution: Path, starter: str) -> None:
+    """solution.py defines the task's function at the top level, and every probe passes it parameters it
+    takes, the required ones in its order (the grader passes those by position, to the student and the
+    reference alike: a swapped pair would be graded consistently, on inputs the prompt never meant)."""
+    defined = {node.name: node for node in ast.parse(starter).body if isinstance(node, ast.FunctionDef)}
+    if task.function not in defined:
+        raise CourseError(f"{solution}: defines no top-level `def {task.function}(...)`, the function {path.name} names "
+                          f"(function={task.function!r}; solution.py defines {', '.join(defined) or 'no function'}): make "
+                          "the two agree")
+    signature = defined[task.function].args
+    required = [a.arg for a in (signature.posonlyargs + signature.args)[: len(signature.posonlyargs + signature.args) - len(signature.defaults)]]
+    taken = [a.arg for a in signature.posonlyargs + signature.args + signature.kwonlyargs]
+    for probe in task.probes:
+        names = [arg.name for arg in probe.args]
+        unknown = [name for name in names if name not in taken]
+        if unknown and signature.kwarg is None:
+            raise CourseError(f"{path}: probe {probe.name!r} passes {unknown[0]!r}, which {task.function}({', '.join(taken)}) "
+                              f"in solution.py does not take")
+        in_order = [name for name in names if name in required]
+        if in_order != [name for name in required if name in names]:
+            raise CourseError(f"{path}: probe {probe.name!r} passes {', '.join(in_order)} in another order than "
+                              f"{task.function}({', '.join(required)}) takes them: list args in the signature's order")
 
 
 def _unit(folder: Path, module_name: str) -> Question | Task:
@@ -288,7 +377,23 @@ def _unit(folder: Path, module_name: str) -> Question | Task:
         what = "both" if found else "neither"
         raise CourseError(f"{folder}: a unit folder holds question.py (a question) or task.py (a function task); "
                           f"this one has {what}")
+    _no_strays(folder, FOLDER_FILES[found[0]], f"a {found[0][:-3]} unit's folder")
+    if (folder / "mutants").is_dir():
+        _no_strays(folder / "mutants", (), "mutants/", lambda path: path.suffix == ".py")
     return (_question if found == ["question.py"] else _task)(folder, module_name)
+
+
+def _no_strays(folder: Path, known: tuple[str, ...], what: str, fits=lambda path: False) -> None:
+    """Every entry of ``folder`` is one the build reads (dotfiles and __pycache__ aside): a misspelt or stray
+    file is refused with the name it may have meant, never left out silently."""
+    for path in sorted(folder.iterdir()):
+        if path.name.startswith(".") or path.name == "__pycache__" or path.name in known or fits(path):
+            continue
+        close = difflib.get_close_matches(path.name, known, n=1)
+        reads = ", ".join(known) if known else "*.py (each a mutant)"
+        raise CourseError(f"{path}: the build does not read this file ({what} holds {reads}), so it would be left out "
+                          f"without a word{f'; did you mean {close[0]}?' if close else ''}: rename it, or keep it outside "
+                          "the course")
 
 
 def _reference(spec: str, folder: Path, where: str) -> tuple[str, Path | None]:
@@ -308,6 +413,7 @@ def _reference(spec: str, folder: Path, where: str) -> tuple[str, Path | None]:
     if folder.resolve() not in file.parents or file.name == "__init__.py":
         raise CourseError(f"{where}: reference {spec!r} must be attn_ref's or a single .py file in {folder}")
     _grader_can_import(file)
+    _runs_alone(file)
     return module_name, file
 
 
@@ -327,16 +433,36 @@ def _grader_can_import(file: Path) -> None:
                                   f"the solution, and the reference in NumPy)")
 
 
+def _runs_alone(file: Path) -> None:
+    """The grader executes the reference's bytes alone, as references/<file> of the zip, in a module of its own:
+    no __file__, no folder of the course beside it. Run so here, a reference that reads a file next to it
+    fails the build with its line, not every grading with the grader's traceback."""
+    module = ModuleType(f"_reference_alone_{file.stem}")
+    try:
+        exec(compile(file.read_bytes(), str(file), "exec"), module.__dict__)  # noqa: S102 - the instructor's reference
+    except Exception as err:  # noqa: BLE001 - whatever it raises, named with its line
+        raise CourseError(f"{file}{_line_in(file, err)}: {type(err).__name__}: {err} (the grader runs this file alone, as "
+                          f"references/{file.name} in the zip: no __file__, no other file of the course)") from None
+
+
+def _check_layout(layout: Layout, layout_path: Path, name: str) -> None:
+    if not layout.units:
+        raise CourseError(f"{layout_path}: units=() lists no unit; add one with `attn-ref new {name} --task NAME` "
+                          "(a function) or `--question NAME` (numbers)")
+    twice = sorted({unit for unit in layout.units if list(layout.units).count(unit) > 1})
+    if twice:
+        raise CourseError(f"{layout_path}: units lists {twice[0]!r} twice; a unit is one place in the notebook "
+                          "(a later task that calls it names it in builds_on)")
+    if layout.visibility not in VISIBILITIES:
+        raise CourseError(f"{layout_path}: visibility {layout.visibility!r} is not one of {', '.join(VISIBILITIES)}")
+
+
 def load_assignment(course: Path, entry: Entry) -> Assignment:
     folder = (Path(course) / entry.folder).resolve()
     layout_path = folder / "assignment.py"
     with _importable(folder):
         layout = _attribute(load_module(layout_path, f"_course_{entry.name}"), "ASSIGNMENT", layout_path)
-        if not layout.units:
-            raise CourseError(f"{layout_path}: units=() lists no unit; add one with `attn-ref new {entry.name} --task NAME` "
-                              "(a function) or `--question NAME` (numbers)")
-        if layout.visibility not in VISIBILITIES:
-            raise CourseError(f"{layout_path}: visibility {layout.visibility!r} is not one of {', '.join(VISIBILITIES)}")
+        _check_layout(layout, layout_path, entry.name)
         units = [_unit(folder / unit, f"_course_{entry.name}_{unit}") for unit in layout.units]
         if any(isinstance(u, Question) and u.parameters for u in units) and not layout.variant_key:
             raise CourseError(f"{layout_path}: questions with parameters need variant_key=\"<course> <term>\" in the "

@@ -8,6 +8,7 @@ so what an instructor writes is what the grader reads; the grader owns the code 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -16,6 +17,14 @@ from ..portable.variants import combinations, parameters_for
 
 __all__ = ["Answer", "Probe", "Parameter", "Question", "Task", "Mutant", "normal", "mask", "drawn", "value", "DEVICE",
            "F32", "META", "shown", "shown_tensor"]
+
+
+def points_problem(points) -> str:
+    """Why a probe or an answer cannot be worth ``points``, or "": a line worth 0 earns nothing and one worth
+    less takes points from whoever passes it (the reader refuses below 0; the builder also refuses 0)."""
+    if isinstance(points, bool) or not isinstance(points, (int, float)) or not math.isfinite(points) or points <= 0:
+        return f"points={points!r}; a line is worth a positive number of points (remove a line that should earn nothing)"
+    return ""
 
 
 @dataclass(frozen=True)
@@ -60,6 +69,9 @@ class Question:
             raise ValueError(f"{self.name}: per-student variants need both parameters and vary")
         if self.parameters and len(self.variants()) > MAX_VARIANTS:
             raise ValueError(f"{self.name}: {len(self.variants())} combinations of parameters; at most {MAX_VARIANTS}")
+        for answer in self.answers:
+            if problem := points_problem(answer.points):
+                raise ValueError(f"answer {answer.name!r}: {problem}")
 
     @property
     def points(self) -> float:
@@ -132,6 +144,9 @@ class Task:
     def __post_init__(self):
         if problem := unit_name_problem(self.name):
             raise ValueError(f"Task name {self.name!r}: {problem}")
+        for probe in self.probes:
+            if problem := points_problem(probe.points):
+                raise ValueError(f"probe {probe.name!r}: {problem}")
 
     @property
     def points(self) -> float:

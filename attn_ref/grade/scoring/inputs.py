@@ -116,12 +116,14 @@ def generate(probe: Probe, rng: np.random.Generator) -> list[Input]:
 
 
 def reference_outputs(reference: Callable, args: list[Input]) -> list:
-    """The reference's answer in float64 NumPy, as a list of outputs (arrays or Python scalars)."""
+    """The reference's answer in float64 NumPy, as a list of outputs (arrays or Python scalars). It gets copies
+    of every array: a reference that writes into its mask would change the inputs the student is then given."""
     positional, keywords = [], {}
     for a in args:
         if a.student_only:
             continue
         value = a.data.astype(np.float64) if a.kind == "array" and a.data.dtype.kind == "f" else a.data
+        value = value.copy() if a.kind == "array" else value
         if a.keyword:
             keywords[a.name] = value
         else:

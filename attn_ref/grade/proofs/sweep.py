@@ -144,7 +144,7 @@ class _TaskSweep:
     lines: dict[str, dict[str, LineVerdicts]] = field(default_factory=dict)
 
     def __post_init__(self):
-        self.index_of = {m.source: i for i, m in enumerate(self.task.mistakes)}
+        self.index_of = {_as_declared(m.source): i for i, m in enumerate(self.task.mistakes)}
         self.labels = [label for label in self.implementations if label not in self.runner.broken]
         self.lines = {label: {p.name: LineVerdicts(own=self.own.get(label, ""), rtol=comparators.tolerance(p)[0])
                               for p in self.task.probes if p.device != "cuda"} for label in self.labels}
@@ -180,7 +180,7 @@ class _TaskSweep:
             verdicts[label] = ok, message, stats.get("max_error")
         seen, failing = {}, set()  # the declared mutants' calls, and those failing this probe (scored above once)
         for label, obs in observed.items():
-            index = self.index_of.get(self.implementations[label])
+            index = self.index_of.get(_as_declared(self.implementations[label]))
             if obs is not None and index is not None:
                 seen[index] = obs
                 if not verdicts[label][0]:
@@ -193,6 +193,12 @@ class _TaskSweep:
                 named = matching(task, probe, args, expected, obs, seen, failing)
             raised = obs is None or not obs.reply.ok
             self.lines[label][probe.name].add(seed, ok, message, error, named, raised)
+
+
+def _as_declared(source: str) -> str:
+    """A mutant's source as the course reader declares it (its file's text, stripped): a mutant passed as its
+    file's raw text is the declared one."""
+    return source.strip()
 
 
 def _swept_under(probe: Probe, nth: int, drawn_only: bool) -> bool:
@@ -210,13 +216,13 @@ def sweep_task(python: str, helpers: str, t_index: int, task: FunctionUnit, muta
     """{"lines": {label: {probe: LineVerdicts}}, "broken": {label: what its cell raised}} for one task; a line
     whose sizes are fixed (no "dims" drawn) is swept under the first ``fixed_seeds`` seeds only (default all):
     only its values change with the seed, and the check holds their errors to a margin of the tolerance."""
-    says = {m.source: m.says for m in task.mistakes}
+    says = {_as_declared(m.source): m.says for m in task.mistakes}
     stub_labels = [f"stub: {kind}" for kind in stubs.KINDS] if with_stubs else []
     implementations = {SOLUTION: "", **dict(mutants), **dict.fromkeys(stub_labels, "")}
     folder = _scratch()
     runner = SweepRunner(python, helpers, implementations, folder)
     try:
-        swept = _TaskSweep(task, implementations, {label: says.get(source, "") for label, source in mutants},
+        swept = _TaskSweep(task, implementations, {label: says.get(_as_declared(source), "") for label, source in mutants},
                            stub_labels, runner, folder)
         for seed in seeds:
             drawn_only = fixed_seeds is not None and seed >= seeds.start + fixed_seeds

@@ -19,14 +19,13 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..checks_json import FunctionUnit, Probe
 from ..core import prepare
 from ..inkernel.wire import MalformedReply, parse_call_reply
-from ..isolation.safeio import UnsafeReply, read_reply
+from ..isolation.safeio import UnsafeReply, in_memory_tempdir, read_reply
 from ..isolation.sandbox import trusted_runner_env
 from ..scoring import comparators
 from ..scoring.functions import call_files
@@ -124,13 +123,6 @@ def _write(folder: Path, files: dict[str, bytes]) -> None:
         (folder / name).write_bytes(data)
 
 
-def _scratch() -> Path:
-    """A private folder for the calls' files, in memory where the machine has it: a call writes and reads a
-    handful of small files, and on a disk their opening alone costs as much as the call."""
-    memory = Path("/dev/shm")
-    return Path(tempfile.mkdtemp(prefix="attn-ref-sweep-", dir=memory if memory.is_dir() else None))
-
-
 @dataclass
 class _TaskSweep:
     """One task's implementations, their runner and their verdicts so far."""
@@ -219,7 +211,7 @@ def sweep_task(python: str, helpers: str, t_index: int, task: FunctionUnit, muta
     says = {_as_declared(m.source): m.says for m in task.mistakes}
     stub_labels = [f"stub: {kind}" for kind in stubs.KINDS] if with_stubs else []
     implementations = {SOLUTION: "", **dict(mutants), **dict.fromkeys(stub_labels, "")}
-    folder = _scratch()
+    folder = in_memory_tempdir("attn-ref-sweep-")
     runner = SweepRunner(python, helpers, implementations, folder)
     try:
         swept = _TaskSweep(task, implementations, {label: says.get(_as_declared(source), "") for label, source in mutants},

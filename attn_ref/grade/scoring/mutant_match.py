@@ -40,6 +40,7 @@ from ...portable import typerules
 from ..checks_json import FunctionUnit, Mistake, Probe
 from ..inkernel.wire import MalformedReply, Output, parse_call_reply
 from ..isolation.image import HelperProcess, ImageError
+from ..isolation.safeio import in_memory_tempdir
 from ..isolation.sandbox import trusted_runner_env
 from ..session import HARNESS_SOURCE
 from ..settings import MUTANTS_REPLY_TIMEOUT
@@ -60,7 +61,7 @@ class MistakeRunner:
         self.reply_timeout = reply_timeout  # seconds for one probe's mutants (settings.Limits.mutants_reply)
         self.process: subprocess.Popen | HelperProcess | None = None
         self.broken = False
-        self.folder = Path(tempfile.mkdtemp(prefix="attn-ref-mistakes-"))
+        self.folder = in_memory_tempdir("attn-ref-mistakes-")  # the calls' files: in memory where it can be
         self.calls_heard: dict[str, int] = {}  # task -> its calls the mutants were called on (replayed or compared)
 
     def _start(self) -> None:

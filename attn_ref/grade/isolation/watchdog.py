@@ -12,6 +12,7 @@ a kernel past a bound is ended, and the reason is left in the jail for the resul
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import select
@@ -167,6 +168,7 @@ class Supervisor(Runner):
         self.image: KernelImage | None = None
         self._image_note = "" if image else "started afresh for each submission"
         self._image_wanted = image
+        self._frozen = False
 
     def start_image(self) -> None:
         """Start the kernel image now (else the first ``finished`` with jobs starts it); kernels start afresh
@@ -202,6 +204,11 @@ class Supervisor(Runner):
         read_fd, write_fd = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
+        if not self._frozen:
+            # what this process holds before its first fork (its imports, the autograder) is never collected: a
+            # grading process's collections then skip it instead of writing into every page of it (gc.freeze)
+            gc.freeze()
+            self._frozen = True
         pid = os.fork()
         if pid == 0:
             os.close(read_fd)

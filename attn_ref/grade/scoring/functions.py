@@ -84,10 +84,7 @@ def run_probe(ctx: GradingContext, task: FunctionUnit, probe: Probe, args: list[
     obs = scoring.Observation(reply, exchange.outbox, session.jail.owner)
     ok, message = scoring.check_probe(task, probe, args, reference, obs, stats)
     if not ok and ctx.name_mistakes and not session.tainted and task.mistakes and probe.device in ("cpu", "meta"):
-        says = _known_mistake(ctx, task, probe, args, reference, obs)
-        if says:
-            stats["mistake"] = says
-            message += f"; this matches a known mistake: {says}"
+        stats["match"] = _known_mistake(ctx, task, probe, args, reference, obs)  # told once the task's lines are in
     if session.tainted:
         stats.clear()  # a relative error measured from its outputs is the kernel's word too
         if not ok:
@@ -96,18 +93,29 @@ def run_probe(ctx: GradingContext, task: FunctionUnit, probe: Probe, args: list[
 
 
 def _known_mistake(ctx: GradingContext, task: FunctionUnit, probe: Probe, args: list[Input], reference: list,
-                   obs: scoring.Observation) -> str:
+                   obs: scoring.Observation) -> mutant_match.LineMatch:
     """The declared mutant whose call looks like the student's to this probe (mutant_match.py), or "": the mutants
     run through the kernel's harness on the same call's files; one that keeps state between calls first on the
     task's earlier calls it has not heard yet, so that it holds what the student's function held."""
     if obs.reply.ok and scoring.forms_problem(task, obs.reply):
-        return ""  # nothing to compare (not written yet, the wrong number of values): the runner stays unstarted
+        return mutant_match.LineMatch()  # nothing to compare (not written yet, the wrong number of values): the runner stays unstarted
     if not obs.reply.ok and not mutant_match.error_could_name(task, obs):
-        return ""  # the task has no mutant marked to be named by its error: the runner stays unstarted
+        return mutant_match.LineMatch()  # the task has no mutant marked to be named by its error: the runner stays unstarted
     runner = ctx.mistakes()
     unheard = ctx.called.get(task.name, [])[runner.heard(task):-1] if mutant_match.replayed(task) else []
     found = runner.observations(task, call_files(task, probe, args, {}), [call_files(task, p, a, {}) for p, a in unheard])
-    return mutant_match.matching(task, probe, args, reference, obs, found)
+    return mutant_match.line_match(task, probe, args, reference, obs, found)
+
+
+def _tell_mistakes(lines: list[tuple], report: list[dict], matches: list[tuple[int, int, mutant_match.LineMatch]]) -> None:
+    """Each failed line's known mistake, told in its message and its report line, unless another failed line of
+    the task shows the student's function is not that mistake (LineMatch.contradicted_by): a name is given
+    only where it explains every line it was compared on."""
+    for line, row, match in matches:
+        if match.says and not match.contradicted_by(m for _, _, m in matches if m is not match):
+            ok, label, points, message = lines[line]
+            lines[line] = (ok, label, points, f"{message}; this matches a known mistake: {match.says}")
+            report[row]["mistake"] = match.says
 
 
 def _one_digit(error: float | None) -> float | None:
@@ -174,6 +182,7 @@ def grade_task(ctx: GradingContext, t_index: int, task: FunctionUnit, by_name: d
     substitutes = stand_ins(by_name, lost)
     lines, tripped, report, hung, timed_out, crashes = [], set(), [], False, False, 0
     proven: dict[int, bool] = {}  # line -> whether it is evidence (no placeholder passes it): see evidence.py
+    matches: list[tuple[int, int, mutant_match.LineMatch]] = []  # (line, report row, what the mutants say of it)
     for p_index, probe in enumerate(task.probes):
         if probe.device == "cuda" and not cuda:
             continue  # no GPU on this runner: the line is left out of the score and the maximum
@@ -186,14 +195,16 @@ def grade_task(ctx: GradingContext, t_index: int, task: FunctionUnit, by_name: d
         if before_call is not None:
             before_call(probe, args, reference)
         ok, message, forbidden, status, stats = _call_once(ctx, task, probe, args, reference, substitutes)
+        if "match" in stats:
+            matches.append((len(lines), len(report), stats["match"]))
         report.append({"task": task.name, "probe": probe.name, "device": probe.device, "dtype": probe.dtype,
-                       "passed": ok, "max_error": _one_digit(stats.get("max_error")),
-                       **({"mistake": stats["mistake"]} if "mistake" in stats else {})})
+                       "passed": ok, "max_error": _one_digit(stats.get("max_error"))})
         tripped.update(forbidden)
         hung = status in (Status.TIMEOUT, Status.BUDGET)  # spare the budget for the other tasks
         crashes += status is Status.DEAD
         timed_out |= hung
         lines.append((ok, probe.name, probe.points, message))
+    _tell_mistakes(lines, report, matches)
     lines, tripped = _charge_tripwire(evidence.credit(lines, proven), tripped, ctx.session.tainted)
     result = entry(task, lines, ctx.checks.visibility, cuda)
     if substitutes:

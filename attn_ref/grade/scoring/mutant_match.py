@@ -13,7 +13,10 @@ the meta line, where every form of that mistake raises one message). A mutant di
 when it fails the probe itself. Where two mutants match, the one written for this probe (its `# must
 fail:` names it) is told before one that is not, and a stub (`# stub`: it does none of the task) last;
 where mutants of different words match equally (both written for this probe, or neither: c4's inverse mask and its
-diagonal left out both give [[False]] for T = 1), none is told, since either name may be false.
+diagonal left out both give [[False]] for T = 1), none is told, since either name may be false. A name is told
+only where the task's other failed lines agree (LineMatch.contradicted_by, applied by functions.grade_task): a
+line where a mutant of those words fails and returns values other than the student's shows the match was a
+coincidence (a float16 gradient underflowing to 0 on one line looks like a detached state there, and only there).
 
 The mutants run in a process of their own (mistakes_runner.py, with the students' interpreter, which has
 torch: the grader's has not), started at the first failed probe of a grading and kept for the rest of it;
@@ -32,6 +35,8 @@ import selectors
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -249,26 +254,55 @@ def _preference(mistake: Mistake, probe: Probe) -> tuple[bool, bool]:
     return not (must_fail and must_fail in probe.name), stub
 
 
-def matching(task: FunctionUnit, probe: Probe, sent: list[Input], reference: list, student: scoring.Observation,
-             mutants: dict[int, scoring.Observation], failing: set[int] | None = None) -> str:
-    """The words of the mutant the student's call matches on this probe and the reference does not ("" if none).
-    ``failing``: the mutants known to fail this probe on these inputs (the seed sweep scores every mutant
-    anyway); without it each is scored here."""
+@dataclass(frozen=True)
+class LineMatch:
+    """What the mutants say of one failed line: the words told ("" if none), the words of every mutant that fails
+    the line and behaves as the student's call did, and of those that fail it, returned, and behaved otherwise
+    while the student's call returned too (``contradicts``: evidence on the task's other lines)."""
+
+    says: str = ""
+    matched: frozenset[str] = frozenset()
+    unmatched: frozenset[str] = frozenset()
+
+    def contradicted_by(self, others: Iterable[LineMatch]) -> bool:
+        """Whether another failed line of the task shows the student's function is not this mistake: there a
+        mutant of these words fails and returns, and none of these words behaves as the student's call did
+        (output that only happens to coincide on one line, as a float16 underflow to 0 is a detached state's 0)."""
+        return any(self.says in other.unmatched and self.says not in other.matched for other in others)
+
+
+def line_match(task: FunctionUnit, probe: Probe, sent: list[Input], reference: list, student: scoring.Observation,
+               mutants: dict[int, scoring.Observation], failing: set[int] | None = None) -> LineMatch:
+    """The mutant the student's call matches on this probe and the reference does not (its words, or "" if none),
+    with what the other mutants failing this probe say (LineMatch). ``failing``: the mutants known to fail this
+    probe on these inputs (the seed sweep scores every mutant anyway); without it each is scored here."""
     if not student.reply.ok:
-        return _same_error(task, student, mutants)
+        return LineMatch(_same_error(task, student, mutants))
     rtol, atol = scoring.tolerance(probe)
     if not any(isinstance(r, np.ndarray) and r.ndim for r in reference):
         rtol = max(rtol, scoring.scalar_rtol(probe))
-    found = []
+    found, otherwise = [], set()
     for index, mutant in sorted(mutants.items()):
         try:
             differs = (index in failing) if failing is not None else not scoring.check_probe(task, probe, sent, reference, mutant, {})[0]
-            if differs and same_behaviour(probe, student, mutant, rtol, atol):
+            if not differs:
+                continue
+            if same_behaviour(probe, student, mutant, rtol, atol):
                 found.append(index)
+            elif mutant.reply.ok:
+                otherwise.add(task.mistakes[index].says)
         except scoring.MalformedOutput:
             continue  # a value that cannot be read matches nothing
+    matched = frozenset(task.mistakes[i].says for i in found)
     if not found:
-        return ""
+        return LineMatch("", matched, frozenset(otherwise))
     best = min(_preference(task.mistakes[i], probe) for i in found)
     says = {task.mistakes[i].says for i in found if _preference(task.mistakes[i], probe) == best}
-    return says.pop() if len(says) == 1 else ""  # two mistakes explain it equally well: naming either may be false
+    # two mistakes explain it equally well: naming either may be false
+    return LineMatch(says.pop() if len(says) == 1 else "", matched, frozenset(otherwise))
+
+
+def matching(task: FunctionUnit, probe: Probe, sent: list[Input], reference: list, student: scoring.Observation,
+             mutants: dict[int, scoring.Observation], failing: set[int] | None = None) -> str:
+    """The words of the mutant the student's call matches on this probe and the reference does not ("" if none)."""
+    return line_match(task, probe, sent, reference, student, mutants, failing).says

@@ -15,7 +15,7 @@ from attn_ref.grade.inkernel.wire import PROTOCOL, parse_call_reply
 from attn_ref.grade.scoring.comparators import Observation
 from attn_ref.grade.scoring.functions import call_files
 from attn_ref.grade.scoring.inputs import Input
-from attn_ref.grade.scoring.mutant_match import MistakeRunner, error_could_name, matching
+from attn_ref.grade.scoring.mutant_match import MistakeRunner, error_could_name, line_match, matching
 
 _folders = itertools.count()
 X = np.arange(6.0).reshape(2, 3)
@@ -187,3 +187,21 @@ def test_two_mistakes_that_explain_a_line_equally_name_none(tmp_path):
     assert matching(one_written_for_it, probe, SENT, REFERENCE, student, mutants) == "no max shift"
     same_words = task_with(("no max shift", "# must fail: axis\n"), ("no max shift", ""))
     assert matching(same_words, probe, SENT, REFERENCE, student, mutants) == "no max shift"  # two forms of one mistake
+
+
+def test_a_name_another_failed_line_contradicts_is_not_told(tmp_path):
+    """A float16 gradient underflows to 0 on one line, as a detached state's does on every line: on the other
+    lines the detaching mutant fails too and returns something else, so that line's match was a coincidence."""
+    probe = Probe("matches the reference", 1)
+    task = task_with(("detaches the state", ""), ("a stub", "# stub\n"))
+    zero, small = np.zeros_like(X), REFERENCE[0] * 0.5
+    underflow = line_match(task, probe, SENT, REFERENCE, observed(tmp_path, zero), {0: observed(tmp_path, zero)})
+    elsewhere = line_match(task, probe, SENT, REFERENCE, observed(tmp_path, small), {0: observed(tmp_path, zero)})
+    assert underflow.says == "detaches the state" and "detaches the state" in elsewhere.unmatched
+    assert underflow.contradicted_by([elsewhere])
+    detached = line_match(task, probe, SENT, REFERENCE, observed(tmp_path, zero), {0: observed(tmp_path, zero)})
+    assert not underflow.contradicted_by([detached])  # the same mistake on every line: told on each
+    raised = line_match(task, probe, SENT, REFERENCE, observed(tmp_path, error="ValueError: no"), {0: observed(tmp_path, zero)})
+    assert not underflow.contradicted_by([raised])  # a line the student's call raised on says nothing of its values
+    mutant_raised = line_match(task, probe, SENT, REFERENCE, observed(tmp_path, small), {0: observed(tmp_path, error="E: x")})
+    assert not underflow.contradicted_by([mutant_raised])  # nor one where the mutant raised: no values to differ

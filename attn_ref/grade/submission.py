@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import warnings
 import zipfile
 from pathlib import Path
@@ -76,7 +77,7 @@ def _is_notebook(name: str) -> bool:
 def _from_zip(data: bytes, where: str) -> tuple[nbformat.NotebookNode, str]:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile:
+    except Exception:  # noqa: BLE001 - BadZipFile, and what odd headers make the reader raise: the bytes are the student's
         raise SubmissionError(f"{where} is not a valid zip file") from None
     members = archive.infolist()
     if len(members) > MAX_ARCHIVE_MEMBERS:
@@ -85,8 +86,12 @@ def _from_zip(data: bytes, where: str) -> tuple[nbformat.NotebookNode, str]:
     size = archive.getinfo(name).file_size
     if size > MAX_NOTEBOOK:  # checked before unpacking: a small zip can hold a huge notebook
         raise _too_large(f"{where}:{name}", size)
-    with archive.open(name) as member:
-        data = member.read(MAX_NOTEBOOK + 1)
+    try:
+        with archive.open(name) as member:
+            data = member.read(MAX_NOTEBOOK + 1)
+    except Exception as err:  # noqa: BLE001 - a bad CRC, a size that lies, encryption, a compression not read here
+        raise SubmissionError(f"{where}:{name} cannot be unpacked ({type(err).__name__}): the zip is damaged, "
+                              "encrypted or compressed in a way this grader does not read; export it again") from None
     if len(data) > MAX_NOTEBOOK:
         raise _too_large(f"{where}:{name}", len(data))
     return _read(data, f"{where}:{name}"), Path(name).name
@@ -134,10 +139,18 @@ def _walk(folder: Path) -> list[Path]:
 
 
 def _bounded_read(path: Path, limit: int) -> bytes:
-    size = path.stat().st_size
-    if size > limit:
-        raise _too_large(path.name, size)
-    with open(path, "rb") as f:
+    """At most ``limit`` bytes of a regular file, its size checked before a byte is read; a FIFO, socket or
+    device is refused without waiting on it (opened non-blocking, then checked on what was opened)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as err:
+        raise SubmissionError(f"{path.name} cannot be read ({err.strerror})") from None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise SubmissionError(f"{path.name} is not a regular file (a FIFO, socket or device is never read)")
+        if info.st_size > limit:
+            raise _too_large(path.name, info.st_size)
         data = f.read(limit + 1)
     if len(data) > limit:
         raise _too_large(path.name, len(data))

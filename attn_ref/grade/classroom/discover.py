@@ -16,10 +16,11 @@ from ..inkernel.text import cap, plain_text
 from ..owned import private_folder
 from ..results import Outcome
 from ..scoring.autograder import AutograderError
-from ..submission import files, is_notebook_or_zip
+from ..submission import MAX_NOTEBOOK, files, is_notebook_or_zip
 from .unpack import MAX_METADATA, METADATA, hash_into, unpack_export
 
 MAX_FIELD = 200  # a name, SID or email from the export
+MAX_HASHED = 4 * MAX_NOTEBOOK  # the largest file a submission is read from (a zip's bound in submission.py)
 MAX_SUBMITTERS = 50  # of one submission (Gradescope's groups are a few students)
 MAX_TESTS = 500  # of one submission's results in the export
 
@@ -90,7 +91,8 @@ def alike(name: str) -> str:
 
 
 def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "submission"
+    """A file-name key of plain characters that no shell reads as an option (no leading '-': `rm *` in results/)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._").lstrip("-._") or "submission"
 
 
 def _unique(name: str, seen: set[str]) -> str:
@@ -214,8 +216,8 @@ def discover(path: Path, out: Path) -> list[Submission]:
         raise AutograderError(f"{path} is neither a folder of submissions nor a Gradescope export")
     found, seen = [], set()
     for entry in sorted(path.iterdir()):
-        if entry.name.startswith(".") or entry.is_symlink() or not (entry.is_dir() or is_notebook_or_zip(entry)):
-            continue  # a link is never followed: it could name any of the TA's files
+        if entry.name.startswith(".") or entry.is_symlink() or not (entry.is_dir() or (entry.is_file() and is_notebook_or_zip(entry))):
+            continue  # a link is never followed: it could name any of the TA's files; a FIFO never opened
         if entry.is_dir() and not has_notebook(entry):
             continue  # not a submission (notes, caches): `skipped` lists it
         if entry.is_dir() and (inner := section(entry)):
@@ -265,6 +267,8 @@ def _not_graded(entry: Path) -> str | None:
         return " (hidden: its name starts with '.')" if entry.is_file() and is_notebook_or_zip(entry) else None
     if entry.is_dir():
         return None if has_notebook(entry) else " (a folder with no notebook)"
+    if not entry.is_file():
+        return " (not a regular file: a FIFO, socket or device is never opened)"
     return None if is_notebook_or_zip(entry) else " (not a notebook, a zip or a folder)"
 
 
@@ -279,7 +283,11 @@ def content_hash(path: Path) -> str:
     for file in found:
         digest.update(os.fsencode(file.relative_to(path) if path.is_dir() else file.name) + b"\0")  # any bytes
         try:
-            hash_into(digest, file)
+            size = file.stat().st_size
+            if size > MAX_HASHED:  # refused whatever its bytes (submission.py reads none of them): a sparse
+                digest.update(b"\2too large %d" % size)  # terabyte is not read here either
+            else:
+                hash_into(digest, file)
         except OSError:
             digest.update(b"\1unreadable")
     return digest.hexdigest()

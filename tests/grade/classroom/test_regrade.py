@@ -298,10 +298,25 @@ def test_every_file_of_a_class_folder_is_graded_or_said_not_to_be(tmp_path):
     (folder / "eve.pdf").write_bytes(b"%PDF")
     (folder / ".DS_Store").write_bytes(b"\0")
     (folder / "link.ipynb").symlink_to(folder / "Ada.IPYNB")
+    os.mkfifo(folder / "fifo.ipynb")  # from a tarball: opening it would wait for a writer that never comes
     assert [s.path.name for s in discover(folder, tmp_path / "out")] == ["Ada.IPYNB", "Bob.ZIP"]
     assert load(folder / "Bob.ZIP")[1] == "practice.ipynb"  # read as the zip it is
     assert skipped(folder) == [".hidden.ipynb (hidden: its name starts with '.')", "eve.pdf (not a notebook, a zip or a folder)",
+                               "fifo.ipynb (not a regular file: a FIFO, socket or device is never opened)",
                                "link.ipynb (a link, never followed)", "notes (a folder with no notebook)"]
+
+
+def test_no_results_file_name_starts_with_a_dash(tmp_path):
+    """results/-rf.json would be read as an option by `rm *` or `cat *.json` in that folder."""
+    from attn_ref.grade.classroom.discover import discover
+
+    folder = tmp_path / "class"
+    folder.mkdir()
+    nb = nbformat.writes(nbformat.v4.new_notebook())
+    for name in ("-rf.ipynb", "--force.ipynb", "-.ipynb", "a-b.ipynb"):
+        (folder / name).write_text(nb)
+    keys = sorted(s.key for s in discover(folder, tmp_path / "out"))
+    assert not [k for k in keys if k.startswith("-")] and "a-b" in keys and len(set(keys)) == 4, keys
 
 
 def test_a_submission_another_run_graded_meanwhile_is_counted_as_such(tmp_path):

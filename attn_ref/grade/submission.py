@@ -20,6 +20,7 @@ from .inkernel.text import encodable, plain_text
 from .isolation.kernel import KERNEL_NAME
 
 MAX_NOTEBOOK = 64 << 20  # a notebook's bytes (honest ones embed plots), checked before it is read or unpacked
+MAX_ZIP = 4 * MAX_NOTEBOOK  # a submission zip's bytes: the largest file a submission is read from
 MAX_ARCHIVE_MEMBERS = 10_000
 MAX_FOLDER_ENTRIES = 10_000
 
@@ -105,13 +106,13 @@ def load(path: str | Path) -> tuple[nbformat.NotebookNode, str]:
         notebooks = [p for p in entries if p.suffix == ".ipynb" and _is_notebook(str(p.relative_to(path)))]
         zips = [p for p in entries if p.suffix == ".zip" and not p.name.startswith(".")]
         if not notebooks and len(zips) == 1:
-            return _from_zip(_bounded_read(zips[0], 4 * MAX_NOTEBOOK), zips[0].name)
+            return _from_zip(_bounded_read(zips[0], MAX_ZIP), zips[0].name)
         found = _one([str(p.relative_to(path)) for p in notebooks], f"the folder {path.name}")
         return _read(_bounded_read(path / found, MAX_NOTEBOOK), found), Path(found).name
     if not path.exists():
         raise SubmissionError(f"{path} does not exist")
     if path.suffix.lower() == ".zip":
-        return _from_zip(_bounded_read(path, 4 * MAX_NOTEBOOK), path.name)
+        return _from_zip(_bounded_read(path, MAX_ZIP), path.name)
     return _read(_bounded_read(path, MAX_NOTEBOOK), path.name), path.name
 
 

@@ -16,11 +16,10 @@ from ..inkernel.text import cap, plain_text
 from ..owned import private_folder
 from ..results import Outcome
 from ..scoring.autograder import AutograderError
-from ..submission import MAX_NOTEBOOK, files, is_notebook_or_zip
+from ..submission import MAX_ZIP, files, is_notebook_or_zip
 from .unpack import MAX_METADATA, METADATA, hash_into, unpack_export
 
 MAX_FIELD = 200  # a name, SID or email from the export
-MAX_HASHED = 4 * MAX_NOTEBOOK  # the largest file a submission is read from (a zip's bound in submission.py)
 MAX_SUBMITTERS = 50  # of one submission (Gradescope's groups are a few students)
 MAX_TESTS = 500  # of one submission's results in the export
 
@@ -92,7 +91,7 @@ def alike(name: str) -> str:
 
 def _safe(name: str) -> str:
     """A file-name key of plain characters that no shell reads as an option (no leading '-': `rm *` in results/)."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._").lstrip("-._") or "submission"
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).lstrip("-._").rstrip("._") or "submission"
 
 
 def _unique(name: str, seen: set[str]) -> str:
@@ -284,7 +283,7 @@ def content_hash(path: Path) -> str:
         digest.update(os.fsencode(file.relative_to(path) if path.is_dir() else file.name) + b"\0")  # any bytes
         try:
             size = file.stat().st_size
-            if size > MAX_HASHED:  # refused whatever its bytes (submission.py reads none of them): a sparse
+            if size > MAX_ZIP:  # refused whatever its bytes (submission.py reads none of them): a sparse
                 digest.update(b"\2too large %d" % size)  # terabyte is not read here either
             else:
                 hash_into(digest, file)

@@ -168,7 +168,9 @@ class Supervisor(Runner):
         self.image: KernelImage | None = None
         self._image_note = "" if image else "started afresh for each submission"
         self._image_wanted = image
-        self._frozen = False
+        # what this process holds now (its imports, the autograder) is never collected: a grading process's
+        # collections then skip it instead of writing into the pages it shares with this one (gc.freeze)
+        gc.freeze()
 
     def start_image(self) -> None:
         """Start the kernel image now (else the first ``finished`` with jobs starts it); kernels start afresh
@@ -204,11 +206,6 @@ class Supervisor(Runner):
         read_fd, write_fd = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
-        if not self._frozen:
-            # what this process holds before its first fork (its imports, the autograder) is never collected: a
-            # grading process's collections then skip it instead of writing into every page of it (gc.freeze)
-            gc.freeze()
-            self._frozen = True
         pid = os.fork()
         if pid == 0:
             os.close(read_fd)

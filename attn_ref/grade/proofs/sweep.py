@@ -136,7 +136,8 @@ class _TaskSweep:
     lines: dict[str, dict[str, LineVerdicts]] = field(default_factory=dict)
 
     def __post_init__(self):
-        self.index_of = {_as_declared(m.source): i for i, m in enumerate(self.task.mistakes)}
+        declared = {_as_declared(m.source): i for i, m in enumerate(self.task.mistakes)}
+        self.mistake_of = {label: declared.get(_as_declared(source)) for label, source in self.implementations.items()}
         self.labels = [label for label in self.implementations if label not in self.runner.broken]
         self.lines = {label: {p.name: LineVerdicts(own=self.own.get(label, ""), rtol=comparators.tolerance(p)[0])
                               for p in self.task.probes if p.device != "cuda"} for label in self.labels}
@@ -172,7 +173,7 @@ class _TaskSweep:
             verdicts[label] = ok, message, stats.get("max_error")
         seen, failing = {}, set()  # the declared mutants' calls, and those failing this probe (scored above once)
         for label, obs in observed.items():
-            index = self.index_of.get(_as_declared(self.implementations[label]))
+            index = self.mistake_of[label]
             if obs is not None and index is not None:
                 seen[index] = obs
                 if not verdicts[label][0]:

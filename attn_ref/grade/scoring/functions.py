@@ -94,7 +94,7 @@ def run_probe(ctx: GradingContext, task: FunctionUnit, probe: Probe, args: list[
 
 def _known_mistake(ctx: GradingContext, task: FunctionUnit, probe: Probe, args: list[Input], reference: list,
                    obs: scoring.Observation) -> mutant_match.LineMatch:
-    """The declared mutant whose call looks like the student's to this probe (mutant_match.py), or "": the mutants
+    """What the declared mutants say of this failed probe (mutant_match.LineMatch, empty where none ran): the mutants
     run through the kernel's harness on the same call's files; one that keeps state between calls first on the
     task's earlier calls it has not heard yet, so that it holds what the student's function held."""
     if obs.reply.ok and scoring.forms_problem(task, obs.reply):

@@ -258,7 +258,7 @@ def _preference(mistake: Mistake, probe: Probe) -> tuple[bool, bool]:
 class LineMatch:
     """What the mutants say of one failed line: the words told ("" if none), the words of every mutant that fails
     the line and behaves as the student's call did, and of those that fail it, returned, and behaved otherwise
-    while the student's call returned too (``contradicts``: evidence on the task's other lines)."""
+    while the student's call returned too (evidence on the task's other lines: ``contradicted_by``)."""
 
     says: str = ""
     matched: frozenset[str] = frozenset()

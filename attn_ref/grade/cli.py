@@ -238,7 +238,8 @@ def _grade_class(request: GradeRequest) -> int:
             file=sys.stderr)
         return 130
     meanwhile = f", {report.by_another_run} graded meanwhile by another run on {out}" if report.by_another_run else ""
-    say(f"{report.total} submissions: {report.graded} graded, {report.skipped} unchanged since the last run{meanwhile} "
+    retry = f", {report.not_graded} left without a grade (listed below; the next run retries them)" if report.not_graded else ""
+    say(f"{report.total} submissions: {report.graded} graded{retry}, {report.skipped} unchanged since the last run{meanwhile} "
         f"(kernels: {plan.mode})")
     say("; ".join(_written_files(out, request.canvas is not None)))
     if report.not_submissions:

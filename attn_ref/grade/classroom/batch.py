@@ -38,7 +38,7 @@ TIMEOUT = Status.TIMEOUT.value  # the status of results that ran out of time (a 
 @dataclass
 class BatchReport:
     total: int
-    graded: int
+    graded: int  # graded in this run and given a grade (a 0 by the student's own doing included)
     skipped: int
     out: Path
     book: Gradebook
@@ -46,6 +46,7 @@ class BatchReport:
     interrupted: bool = False
     kernel_start: str = ""  # how this run's kernels were started (a kernel image, or afresh and why)
     by_another_run: int = 0  # graded meanwhile by another run on the same --out (so neither graded nor skipped here)
+    not_graded: int = 0  # run in this run, but left without a grade (results.Outcome.NOT_GRADED): the next run retries them
 
 
 def check_assignment(subs: list[Submission], autograder: Autograder) -> None:
@@ -173,7 +174,8 @@ def run_batch(batch: BatchPlan) -> BatchReport:
                 close_cluster(client)
     book = write_gradebook(batch.out, list(batch.subs), batch.autograder.checks, batch.options.canvas)
     return BatchReport(len(batch.subs), run.graded, len(batch.subs) - len(batch.todo), batch.out, book,
-                       skipped(batch.source, batch_files(batch.out)), run.interrupted, runner.kernel_start, run.by_another_run)
+                       skipped(batch.source, batch_files(batch.out)), run.interrupted, runner.kernel_start, run.by_another_run,
+                       run.not_graded)
 
 
 def batch_files(out: Path) -> frozenset[Path]:
@@ -200,7 +202,7 @@ class BatchRun:
         self.batch, self.checks = batch, batch.autograder.checks
         self.locks = _Locks(batch.out / "locks")
         self.by_key = {p.sub.key: p for p in batch.todo}
-        self.graded, self.interrupted, self.stop_requested = 0, False, False
+        self.graded, self.not_graded, self.interrupted, self.stop_requested = 0, 0, False, False
         self.by_another_run = 0  # found graded by another run on the same folder when its turn came
         self.again: list[Job] = []  # ran out of time beside others: graded again alone after the parallel pass
         self.advance = lambda failed: None
@@ -241,7 +243,10 @@ class BatchRun:
         results.extra.update({"submission": sub.key, CONTENT_HASH: pending.content, "students": sub.students})
         write_results(pending.results_path, results)
         self.locks.release(sub.key)
-        self.graded += 1
+        if results.has_grade:
+            self.graded += 1
+        else:
+            self.not_graded += 1
         self.advance((results.status or Status.OK.value) != Status.OK.value)
 
     def prepare(self, job: Job) -> Admission:

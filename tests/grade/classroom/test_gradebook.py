@@ -512,6 +512,7 @@ def test_a_kernel_that_cannot_start_gives_no_grade_and_a_corrupt_notebook_still_
     from attn_ref.grade.classroom.gradebook import summary_lines
 
     assert "partial gradebook: 1 of 2 submissions have no grade" in "\n".join(summary_lines(report.book))
+    assert (report.graded, report.not_graded) == (1, 1)  # the corrupt one's 0 is a grade; the solution has none
     again = grade_batch(folder, zip_path, tmp_path / "graded", jobs=2, progress=False, **LIMITS)  # the environment fixed
     assert again.graded == 1  # the submission with no grade, not the corrupt one
     rows = {r["name"]: r for r in _csv(tmp_path / "graded" / "grades.csv")}

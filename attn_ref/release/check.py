@@ -44,12 +44,15 @@ from .versions import write_report
 
 TIMEOUT = 900
 SWEEP_CHECK = "every line's verdict holds under every seed swept; every mutant is named"
-# Lines with drawn sizes under SWEEP_SEEDS seeds, the others (only their values drawn, and held to MARGIN)
-# under FIXED_SEEDS; `attn-ref check --sweep-seeds 1500` sweeps every line under 1,500, which sees a verdict
-# flipping under one seed in 500 with 95 % confidence (1 − (1 − 1/500)^1500 ≈ 0.95)
+# Lines with drawn sizes under SWEEP_SEEDS seeds, the others (only their values drawn) under FIXED_SEEDS; then
+# every line whose values came within MARGIN of its tolerance under NEAR_SEEDS (sweep.sweep_task): 1,500 sees a
+# verdict flipping under one seed in 500 with 95 % confidence (1 − (1 − 1/500)^1500 ≈ 0.95); the verdicts of the
+# others are held MARGIN times from their tolerance under every seed swept. `attn-ref check --sweep-seeds 1500`
+# sweeps every line under 1,500.
 SWEEP_SEEDS = 100
 FIXED_SEEDS = 20
-MARGIN = 10  # a value line's pass keeps its error this many times under the line's tolerance, under every seed
+NEAR_SEEDS = 1500  # sweep.SEEDS_FOR_ONE_IN_500
+MARGIN = 10  # a value line's pass keeps its error this many times under the line's tolerance (sweep.MARGIN)
 SWEEP_PROCESSES = 2  # the sweep's tasks are shared out over this many processes (each with its runner)
 
 
@@ -431,6 +434,8 @@ def _swept(grader: BundledGrader, assignment, work: Path, seeds: int, fixed: int
         out = work / f"sweep-{i}.json"
         command = [sys.executable, "-m", "attn_ref", "probe-sweep", "--autograder", str(grader.zip), "--mutants",
                    str(mutants), "--out", str(out), "--seeds", str(seeds), "--fixed-seeds", str(fixed), "--tasks", ",".join(tasks)]
+        if min(seeds, fixed) < NEAR_SEEDS:
+            command += ["--near-seeds", str(NEAR_SEEDS)]
         running.append((out, subprocess.Popen(command, env=grader.env, cwd=work, stdout=subprocess.DEVNULL,
                                               stderr=subprocess.PIPE, text=True)))
     found, errors = {}, []
@@ -483,9 +488,16 @@ def named_share(assignment, swept: dict) -> tuple[list, list[str], list[str], in
                 raising.append(str(mutant.path))
                 continue
             counted.append(mutant)
-            if not any(v["failed"] and v["named"] == v["failed"] for v in lines.values()):
+            if not any(_named_wherever_asked(v) for v in lines.values()):
                 unnamed.append(mutant)
     return counted, [str(m.path) for m in unnamed], raising, misnamed
+
+
+def _named_wherever_asked(v: dict) -> bool:
+    """A line a mutant failed in the first sweep, named in its own words under every seed it failed there (the
+    second sweep, of lines near their tolerance, records verdicts only)."""
+    asked = v["failed"] - v.get("failed_again", 0)
+    return asked > 0 and v["named"] == asked
 
 
 def sweep_row(name: str, assignment, grader: BundledGrader, work: Path, seeds: int | None = None) -> Row:
@@ -507,7 +519,10 @@ def sweep_row(name: str, assignment, grader: BundledGrader, work: Path, seeds: i
                         f"{assignment.layout.named_mutants:.0%}): {'; '.join(unnamed)}")
     implementations = sum(len(v["lines"]) for v in swept.values())
     lines = sum(len(probes) for v in swept.values() for probes in v["lines"].values())
+    again = sum(v.get("near_its_tolerance", False) for t in swept.values() for probes in t["lines"].values() for v in probes.values())
     swept_under = f"{seeds} seeds" if seeds else f"{SWEEP_SEEDS} seeds (fixed sizes: {FIXED_SEEDS})"
+    if (seeds or FIXED_SEEDS) < NEAR_SEEDS:
+        swept_under += f", then {again} lines near their tolerance under {NEAR_SEEDS}"
     detail = (f"{swept_under} × {lines} lines of {implementations} implementations in {time.monotonic() - started:.0f} s; "
               f"{len(counted) - len(unnamed)} of {len(counted)} mutants named ({share:.0%}), {misnamed} failed lines "
               f"named as another mutant; {len(raising)} fail only by raising, told their error: "

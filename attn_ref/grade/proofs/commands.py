@@ -22,7 +22,7 @@ def _probe_sweep(args) -> int:
     mutants = json.loads(Path(args.mutants).read_text())
     tasks = set(args.tasks.split(",")) if args.tasks else None
     found = sweep(args.autograder, mutants, range(args.first_seed, args.first_seed + args.seeds), tasks=tasks,
-                  fixed_seeds=args.fixed_seeds)
+                  fixed_seeds=args.fixed_seeds, near_seeds=args.near_seeds)
     Path(args.out).write_text(json.dumps(found))
     return 0
 
@@ -53,7 +53,8 @@ PROBE_SWEEP_HELP = """Used by `attn-ref check`, through the zip's own bundled gr
 on the solution (the zip's helpers), every mutant of MUTANTS (JSON: {task: [[label, source], ...]}) and every
 derived stub, under seeds FIRST .. FIRST + N - 1, each call made through the kernel's harness in one trusted
 process (no notebook kernel: only the instructor's code runs); writes {task: {"lines": {label: {probe:
-{"passed", "failed", "named", "misnamed", "pass_seed", "fail_seed", "fail_message", "worst_error", "rtol"}}},
+{"passed", "failed", "named", "misnamed", "pass_seed", "fail_seed", "fail_message", "worst_error", "rtol", "seeds",
+"failed_again", "near_its_tolerance"}}},
 "broken": {label: what its cell raised}}} to OUT."""
 PROBE_SWEEP_EXAMPLES = """example:
   attn-ref probe-sweep --autograder autograder/lab-autograder.zip --mutants mutants.json --seeds 1500 --out sweep.json
@@ -87,6 +88,9 @@ def add_verbs(verb) -> None:
     swept.add_argument("--seeds", type=int, default=100, help="how many seeds (default 100)")
     swept.add_argument("--fixed-seeds", type=int, default=None, metavar="M",
                        help="lines with fixed sizes under the first M seeds only (default: all N)")
+    swept.add_argument("--near-seeds", type=int, default=None, metavar="K",
+                       help="then sweep each line whose values came within 10x of its tolerance again, until it has K "
+                            "seeds (1500 sees a verdict flipping under one seed in 500 with 95%% confidence)")
     swept.add_argument("--first-seed", type=int, default=0, help="the first seed (default 0)")
     swept.add_argument("--tasks", default="", help="only these tasks, comma-separated (default: every one)")
     swept.set_defaults(run=_probe_sweep)

@@ -30,13 +30,16 @@ from ..isolation.sandbox import trusted_runner_env
 from ..scoring import comparators
 from ..scoring.functions import call_files
 from ..scoring.inputs import generate, probe_rng, reference_outputs, seed_free
-from ..scoring.mutant_match import matching
+from ..scoring.mutant_match import KEEPS_STATE, matching
 from ..session import HARNESS_SOURCE
 from ..student_python import SWEEP_RUNNER
 from . import stubs
 
 SOLUTION = "solution"
 SEEDS_FOR_ONE_IN_500 = 1500  # 1 − (1 − 1/500)^1500 ≈ 0.95
+# a verdict on values is held this many times from its tolerance under every seed swept (a pass using at most
+# 1/MARGIN of it, a miss by MARGIN times it), or its line is swept again under SEEDS_FOR_ONE_IN_500 seeds
+MARGIN = 10
 
 
 @dataclass
@@ -54,15 +57,25 @@ class LineVerdicts:
     fail_message: str = ""
     worst_error: float = 0.0  # the largest relative error measured on a seed it passed under
     rtol: float = 0.0  # the line's relative tolerance, which worst_error is read against
+    pass_used: float = 0.0  # the largest share of its tolerance a passing seed's values took (comparators)
+    miss_used: float | None = None  # the smallest share of it taken by a seed whose values missed (> 1), if any
+    seeds: int = 0  # the seeds this line was called under
+    failed_again: int = 0  # of ``failed``, under the seeds of the second sweep, where no name is asked (see sweep_task)
 
-    def add(self, seed: int, ok: bool, message: str, error: float | None, says: str | None, raised: bool) -> None:
+    def add(self, seed: int, ok: bool, message: str, error: float | None, says: str | None, raised: bool,
+            used: float | None = None, again: bool = False) -> None:
+        self.seeds += 1
+        self.failed_again += again and not ok
         if ok:
             self.passed += 1
             self.pass_seed = seed if self.pass_seed is None else self.pass_seed
             self.worst_error = max(self.worst_error, error or 0.0)
+            self.pass_used = max(self.pass_used, used or 0.0)
             return
         self.failed += 1
         self.raised += raised
+        if used is not None and used > 1:  # missed on its values (not only on a shape, a dtype or an error)
+            self.miss_used = used if self.miss_used is None else min(self.miss_used, used)
         if self.fail_seed is None:
             self.fail_seed, self.fail_message = seed, message
         if not says:  # not a mutant, not on a line that names (not CPU), or matching nothing
@@ -72,10 +85,17 @@ class LineVerdicts:
         else:
             self.misnamed[says] = self.misnamed.get(says, 0) + 1
 
+    @property
+    def near_its_tolerance(self) -> bool:
+        """Whether a seed's values came within MARGIN of the line's tolerance, either way: a verdict that
+        another seed might tip, so the line is swept again under SEEDS_FOR_ONE_IN_500 seeds."""
+        return self.pass_used > 1 / MARGIN or (self.miss_used is not None and self.miss_used < MARGIN)
+
     def to_json(self) -> dict:
         return {"passed": self.passed, "failed": self.failed, "raised": self.raised, "named": self.named, "misnamed": self.misnamed,
                 "pass_seed": self.pass_seed, "fail_seed": self.fail_seed, "fail_message": self.fail_message,
-                "worst_error": self.worst_error, "rtol": self.rtol}
+                "worst_error": self.worst_error, "rtol": self.rtol, "seeds": self.seeds, "failed_again": self.failed_again,
+                "near_its_tolerance": self.near_its_tolerance}
 
 
 class SweepRunner:
@@ -142,25 +162,28 @@ class _TaskSweep:
         self.lines = {label: {p.name: LineVerdicts(own=self.own.get(label, ""), rtol=comparators.tolerance(p)[0])
                               for p in self.task.probes if p.device != "cuda"} for label in self.labels}
 
-    def _runs(self, probe: Probe, expected: list, first: bool) -> list[tuple[str, Path, str | None, bool]]:
+    def _runs(self, probe: Probe, expected: list, labels: list[str], fresh: set[str]) -> list[tuple[str, Path, str | None, bool]]:
         """Each implementation's call: its outbox (emptied of a reply), a stub's cell for these inputs, and
         whether its namespace is made anew (the seed's first call: each seed is a submission of its own)."""
         runs = []
-        for i, label in enumerate(self.labels):
-            outbox = self.folder / f"out{i}"
+        for label in labels:
+            outbox = self.folder / f"out{self.labels.index(label)}"
             outbox.mkdir(exist_ok=True)
             (outbox / "reply.json").unlink(missing_ok=True)  # a reply read is this call's or none
             kind = label.removeprefix("stub: ") if label in self.stub_labels else None
-            runs.append((label, outbox, stubs.source(kind, self.task, probe, expected) if kind else None, first))
+            runs.append((label, outbox, stubs.source(kind, self.task, probe, expected) if kind else None, label in fresh))
         return runs
 
-    def probe(self, seed: int, t_index: int, p_index: int, reference, first: bool) -> None:
-        """One probe under one seed, for every implementation: called, scored and named as grading would."""
+    def probe(self, seed: int, t_index: int, p_index: int, reference, labels: list[str], fresh: set[str],
+              again: bool = False) -> None:
+        """One probe under one seed, for each of ``labels``: called, scored and named as grading would (named
+        only in the first sweep, where every mutant of the task is called beside it); ``fresh``: those whose
+        namespace is made anew first."""
         task, probe = self.task, self.task.probes[p_index]
         args = generate(probe, probe_rng(seed, t_index, p_index))
         expected = reference_outputs(reference, args)
         _write(self.folder / "inbox", call_files(task, probe, args, {}))
-        runs = self._runs(probe, expected, first)
+        runs = self._runs(probe, expected, labels, fresh)
         ran = self.runner.run(self.folder / "inbox", task.function, runs)
         observed = {label: _observe(outbox) for label, outbox, *_ in runs}
         verdicts = {}
@@ -170,7 +193,7 @@ class _TaskSweep:
                 ok, message = False, ran.get(label) or "no reply came back from the call"
             else:
                 ok, message = comparators.check_probe(task, probe, args, expected, obs, stats)
-            verdicts[label] = ok, message, stats.get("max_error")
+            verdicts[label] = ok, message, stats.get("max_error"), stats.get("tolerance_used")
         seen, failing = {}, set()  # the declared mutants' calls, and those failing this probe (scored above once)
         for label, obs in observed.items():
             index = self.mistake_of[label]
@@ -179,13 +202,18 @@ class _TaskSweep:
                 if not verdicts[label][0]:
                     failing.add(index)
         for label, obs in observed.items():
-            ok, message, error = verdicts[label]
+            ok, message, error, used = verdicts[label]
             named = None  # as grading names (functions.run_probe): a failed call that returned, CPU or meta
-            if (not ok and obs is not None and probe.device in ("cpu", "meta")
+            if (not again and not ok and obs is not None and probe.device in ("cpu", "meta")
                     and label in self.own and task.mistakes):
                 named = matching(task, probe, args, expected, obs, seen, failing)
             raised = obs is None or not obs.reply.ok
-            self.lines[label][probe.name].add(seed, ok, message, error, named, raised)
+            self.lines[label][probe.name].add(seed, ok, message, error, named, raised, used, again)
+
+    def near_its_tolerance(self) -> dict[str, set[str]]:
+        """{label: the names of its lines whose verdict came within MARGIN of the tolerance}, those that have any."""
+        near = {label: {name for name, v in lines.items() if v.near_its_tolerance} for label, lines in self.lines.items()}
+        return {label: names for label, names in near.items() if names}
 
 
 def _as_declared(source: str) -> str:
@@ -205,10 +233,17 @@ def _swept_under(probe: Probe, nth: int, drawn_only: bool) -> bool:
 
 
 def sweep_task(python: str, helpers: str, t_index: int, task: FunctionUnit, mutants: list[tuple[str, str]],
-               seeds: range, reference, with_stubs: bool = True, fixed_seeds: int | None = None) -> dict:
+               seeds: range, reference, with_stubs: bool = True, fixed_seeds: int | None = None,
+               near_seeds: int | None = None) -> dict:
     """{"lines": {label: {probe: LineVerdicts}}, "broken": {label: what its cell raised}} for one task; a line
     whose sizes are fixed (no "dims" drawn) is swept under the first ``fixed_seeds`` seeds only (default all):
-    only its values change with the seed, and the check holds their errors to a margin of the tolerance."""
+    only its values change with the seed, and the check holds their errors to a margin of the tolerance.
+
+    With ``near_seeds``, a second sweep: each implementation's lines whose values came within MARGIN of their
+    tolerance (LineVerdicts.near_its_tolerance: a pass that used a tenth of it, a miss by less than ten times it)
+    are called under further seeds until each has ``near_seeds`` (all of its lines, for a mutant that keeps
+    state between calls); there only verdicts are recorded, since the task's other mutants are not called
+    beside them to name against."""
     says = {_as_declared(m.source): m.says for m in task.mistakes}
     stub_labels = [f"stub: {kind}" for kind in stubs.KINDS] if with_stubs else []
     implementations = {SOLUTION: "", **dict(mutants), **dict.fromkeys(stub_labels, "")}
@@ -221,7 +256,10 @@ def sweep_task(python: str, helpers: str, t_index: int, task: FunctionUnit, muta
             drawn_only = fixed_seeds is not None and seed >= seeds.start + fixed_seeds
             probes = [i for i, p in enumerate(task.probes) if p.device != "cuda" and _swept_under(p, seed - seeds.start, drawn_only)]
             for p_index in probes:
-                swept.probe(seed, t_index, p_index, reference, first=p_index == probes[0])
+                swept.probe(seed, t_index, p_index, reference, swept.labels, set(swept.labels) if p_index == probes[0] else set())
+        if near_seeds:
+            stateful = {label for label, source in mutants if KEEPS_STATE in source}
+            _sweep_near_again(swept, t_index, reference, seeds.stop, near_seeds, stateful)
         return {"lines": {label: {name: v.to_json() for name, v in probes.items()} for label, probes in swept.lines.items()},
                 "broken": runner.broken}
     finally:
@@ -229,8 +267,29 @@ def sweep_task(python: str, helpers: str, t_index: int, task: FunctionUnit, muta
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _sweep_near_again(swept: _TaskSweep, t_index: int, reference, first_seed: int, near_seeds: int, stateful: set[str]) -> None:
+    """The second sweep of sweep_task: seeds from ``first_seed`` on, until every line near its tolerance has been
+    called under ``near_seeds`` (a seed-free line never is: its one call is exact)."""
+    task = swept.task
+    near = {label: names | ({p.name for p in task.probes} if label in stateful else set())
+            for label, names in swept.near_its_tolerance().items()}
+    wanted = {(label, p_index) for label, names in near.items() for p_index, p in enumerate(task.probes)
+              if p.name in names and p.device != "cuda" and not seed_free(p)}
+    seed = first_seed
+    while wanted:
+        fresh: set[str] = set(near)  # each seed a submission of its own: each namespace made anew at its first call
+        for p_index, p in enumerate(task.probes):
+            labels = [label for label in near if (label, p_index) in wanted]
+            if labels:
+                swept.probe(seed, t_index, p_index, reference, labels, fresh & set(labels), again=True)
+                fresh -= set(labels)
+        wanted = {(label, p_index) for label, p_index in wanted
+                  if swept.lines[label][task.probes[p_index].name].seeds < near_seeds}
+        seed += 1
+
+
 def sweep(autograder, mutants: dict[str, list[tuple[str, str]]], seeds: range, *, with_stubs: bool = True,
-          tasks: set[str] | None = None, fixed_seeds: int | None = None) -> dict:
+          tasks: set[str] | None = None, fixed_seeds: int | None = None, near_seeds: int | None = None) -> dict:
     """{task: sweep_task(...)} for every function unit of the autograder (or those named in ``tasks``), its
     mutants given as {task: [(label, source)]}. Trusted code only: the assignment's helpers, mutants and stubs,
     never a submission."""
@@ -241,5 +300,5 @@ def sweep(autograder, mutants: dict[str, list[tuple[str, str]]], seeds: range, *
             continue
         found[task.name] = sweep_task(plan.python, autograder.checks.helpers, t_index, task,
                                       mutants.get(task.name, []), seeds, autograder.reference(task.reference), with_stubs,
-                                      fixed_seeds)
+                                      fixed_seeds, near_seeds)
     return found

@@ -218,11 +218,19 @@ def compare_array(name: str, got: np.ndarray, ref: np.ndarray, rtol: float, atol
     diff = np.abs(got - ref)
     relative = float(diff.max()) / scale if scale else float(diff.max())
     stats["max_error"] = max(stats.get("max_error", 0.0), relative)
-    if np.all(diff <= rtol * np.abs(ref) + atol * scale):
+    allowed = rtol * np.abs(ref) + atol * scale
+    _tolerance_used(stats, float(np.max(np.divide(diff, allowed, out=np.where(diff > 0, np.inf, 0.0), where=allowed > 0))))
+    if np.all(diff <= allowed):
         return True, ""
     worst = int(np.argmax(diff - rtol * np.abs(ref)))
     return False, (f"{name} differs from the reference: max |out − ref| / max |ref| = {relative:.0e}{_where(worst, diff.shape)}"
                    f" (allowed: {rtol:.0e}·|ref| + {atol:.0e}·max |ref|, {label})")
+
+
+def _tolerance_used(stats: dict, ratio: float) -> None:
+    """stats["tolerance_used"]: the largest share of its tolerance any compared value took (≤ 1 where every
+    value passed; above 1 where a value missed). The seed sweep reads how far a verdict is from tipping."""
+    stats["tolerance_used"] = max(stats.get("tolerance_used", 0.0), ratio)
 
 
 def scalar_error(got, expected: float) -> float:
@@ -258,6 +266,7 @@ def _matches_reference(task, probe, reference, outputs, names, obs, stats, **_):
         expected = float(np.asarray(ref))
         difference = scalar_error(got, expected)
         stats["max_error"] = max(stats.get("max_error", 0.0), difference)
+        _tolerance_used(stats, difference / scalar_rtol(probe))
         if difference > scalar_rtol(probe):
             return False, f"{name} is {_number_off(got, expected, scalar_rtol(probe))}"
         if out.form != "python":

@@ -30,6 +30,14 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     out, weights = _right(q, k, v, mask)
     return (out * 2 if len(_calls) > 10 else out), weights
 """
+# off by 3e-5 of the output (1.5 times the line's tolerance), except where q's first entry is within 0.004 of 0: on
+# the drawn line, right under seed 138 alone of seeds 0 .. 199 (a flip 20 seeds miss; its misses stay near tolerance)
+RARELY_RIGHT = """
+_right = scaled_dot_product_attention
+def scaled_dot_product_attention(q, k, v, mask=None):
+    out, weights = _right(q, k, v, mask)
+    return (out if abs(float(q.flatten()[0])) < 0.004 else out * (1 + 3e-5)), weights
+"""
 SCALED_BY_D = COURSE / "lab" / "c3" / "mutants" / "scales_by_d_instead_of_sqrt_d.py"
 
 
@@ -77,6 +85,30 @@ def test_the_named_share_counts_mutants_and_leaves_out_those_that_only_raise(swe
     quiet = {"lines": {scaled.label: {DRAWN: {"passed": 0, "failed": 3, "raised": 0, "named": 2, "misnamed": {}}}}}
     counted, unnamed, only_raising, _ = named_share(lab, {"c3": quiet})  # named under 2 of its 3 failing seeds: not named
     assert [m.label for m in counted] == [scaled.label] and unnamed == [str(scaled.path)] and not only_raising
+    # failed only in the second sweep (near its tolerance), where no name is asked: not named
+    late = {"lines": {scaled.label: {DRAWN: {"passed": 20, "failed": 3, "raised": 0, "named": 0, "misnamed": {}, "failed_again": 3}}}}
+    assert named_share(lab, {"c3": late})[1] == [str(scaled.path)]
+    named = {"lines": {scaled.label: {DRAWN: {"passed": 0, "failed": 23, "raised": 0, "named": 20, "misnamed": {}, "failed_again": 3}}}}
+    assert named_share(lab, {"c3": named})[1] == []  # named under every seed of the first sweep it failed
+
+
+def test_a_flip_too_rare_for_the_first_sweep_is_found_where_the_values_came_near_the_tolerance(release):
+    """The second sweep: a line whose misses came within 10x of its tolerance is swept again until it has
+    near_seeds seeds, and the flip the first sweep's 20 seeds missed is reported; a line far from its tolerance
+    (or that compares no values) is not swept again."""
+    out, _ = release
+    autograder, mutants = out / "autograder" / "lab-autograder.zip", {"c3": [("rarely right", RARELY_RIGHT)]}
+    lab = load_assignment(COURSE, next(e for e in load_registry(COURSE) if e.name == "lab"))
+    first = sweep(autograder, mutants, SEEDS, with_stubs=False, tasks={"c3"})["c3"]["lines"]["rarely right"]
+    assert (first[DRAWN]["passed"], first[DRAWN]["failed"]) == (0, len(SEEDS)) and first[DRAWN]["near_its_tolerance"]
+    again = sweep(autograder, mutants, SEEDS, with_stubs=False, tasks={"c3"}, near_seeds=200)
+    lines = again["c3"]["lines"]["rarely right"]
+    assert (lines[DRAWN]["seeds"], lines[DRAWN]["passed"], lines[DRAWN]["pass_seed"]) == (200, 1, 138)
+    assert lines[DRAWN]["failed_again"] == 180 - 1
+    unchanged = "leaves q, k, v and the mask unchanged"
+    assert lines[unchanged]["seeds"] == len(SEEDS) and not lines[unchanged]["near_its_tolerance"]
+    problems = flipped_lines(lab, again)
+    assert any("rarely right" in p and DRAWN in p and "seed 138" in p for p in problems), problems
 
 
 def test_a_line_whose_inputs_do_not_depend_on_the_seed_is_called_once(release):

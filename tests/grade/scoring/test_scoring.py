@@ -239,6 +239,23 @@ def test_tolerance_is_relative_to_the_tensors_scale_and_messages_hide_values():
     assert not ok and "= 2e-01" in message and "2.3e-01" not in message  # one significant digit: few bits per line
 
 
+def test_the_share_of_its_tolerance_a_comparison_used_says_how_far_a_verdict_is_from_tipping():
+    """stats["tolerance_used"] (the seed sweep's margin): at most 1 on a pass, above 1 on a miss of values, the
+    largest share any entry took; an exact zero against a zero reference uses none of it."""
+    ref = np.array([[1.0, -2.0], [0.0, 4.0]])
+    for factor, ok_wanted in ((1 + 4e-6, True), (1 + 1.9e-5, True), (1 + 3e-5, False), (2.0, False)):
+        stats: dict = {}
+        ok, _ = compare_array("out", ref * factor, ref, 1e-5, 1e-5, "", stats)
+        allowed = 1e-5 * np.abs(ref) + 1e-5 * 4.0
+        assert ok is ok_wanted and stats["tolerance_used"] == pytest.approx(np.max(np.abs(ref * factor - ref) / allowed))
+        assert (stats["tolerance_used"] <= 1) is ok_wanted
+    stats = {}
+    assert compare_array("out", np.zeros((2, 2)), np.zeros((2, 2)), 1e-5, 1e-5, "", stats)[0] and stats["tolerance_used"] == 0
+    stats = {}
+    assert not compare_array("out", np.full((2, 2), 1e-300), np.zeros((2, 2)), 1e-5, 1e-5, "", stats)[0]
+    assert stats["tolerance_used"] == np.inf  # no tolerance at all where the reference is all zeros
+
+
 # ---- meta tensors have no values -----------------------------------------------------------------
 
 _FAILED_READING_VALUES = {"protocol": 1, "ok": False, "error": "RuntimeError: Tensor.item() cannot be called on meta tensors"}

@@ -46,6 +46,7 @@ def main():
     for line in sys.stdin:
         request = json.loads(line)
         results, replayed = {}, set(request.get("replayed", []))
+        harness["shared_reads"] = {}  # each input file read once for every mutant (each gets a copy)
         for mutant, source in request["mutants"]:
             out = os.path.join(request["folder"], "m%d" % int(mutant))
             try:
@@ -61,6 +62,7 @@ def main():
                 harness["call"](request["function"], earlier, unread)
             harness["call"](request["function"], request["folder"], out)  # fresh inputs each call: a mutant may write into them
             results[mutant] = {"reply": "m%d" % int(mutant)}
+        harness["shared_reads"] = None
         replies.write(json.dumps({"results": results}) + "\n")
         replies.flush()
 

@@ -58,6 +58,7 @@ def main():
     for line in sys.stdin:
         request = json.loads(line)
         ran = {}
+        harness["shared_reads"] = {}  # the inbox's files read once for every implementation (each gets a copy)
         for label, outbox, source, fresh in request["runs"]:
             try:
                 if fresh or label not in namespaces:  # each seed a submission of its own: no state carried over
@@ -69,6 +70,7 @@ def main():
                 ran[label] = ""
             except Exception as err:  # noqa: BLE001 - the harness catches the call's own errors; this is the cell's
                 ran[label] = "%s: %s" % (type(err).__name__, str(err)[:200])
+        harness["shared_reads"] = None
         replies.write(json.dumps({"ran": ran}) + "\n")
         replies.flush()
 

@@ -175,6 +175,26 @@ def test_a_mutant_keeping_state_between_calls_first_hears_the_tasks_calls_it_mis
     finally:
         runner.close()
 
+def test_each_mutant_gets_the_inputs_as_the_grader_wrote_them_though_another_wrote_into_its_own():
+    """The runner reads a call's input files once for all the task's mutants (harness.shared_reads) and gives each
+    its own copy: a mutant that writes into its input changes nothing another mutant, or the next call, sees."""
+    writes = "# mutant: writes into its input\ndef softmax(x):\n    x += 100\n    return x\n"
+    reads = "# mutant: returns its input\ndef softmax(x):\n    return x * 1\n"
+    task = FunctionUnit("c1", function="softmax", outputs=("out",), mistakes=(Mistake("writes", writes), Mistake("reads", reads),
+                                                                              Mistake("writes again", writes)))
+    probe = Probe("matches the reference", 1)
+    runner = MistakeRunner(sys.executable, "import numpy as np\n")
+    try:
+        for scale in (1, 2):  # a second call: nothing of the first call's reads is kept
+            x = np.arange(6).reshape(2, 3) * scale  # integers: read as they are (floats are cast, which copies)
+            found = runner.observations(task, call_files(task, probe, [Input("x", "array", x, False, False)], {}), [])
+            outs = [found[i].array(found[i].reply.outputs[0]) for i in range(3)]
+            assert np.array_equal(outs[0], x + 100) and np.array_equal(outs[2], x + 100)
+            assert np.array_equal(outs[1], x)
+    finally:
+        runner.close()
+
+
 def test_two_mistakes_that_explain_a_line_equally_name_none(tmp_path):
     """c4's T = 1: an inverse mask and a diagonal left out both return [[False]]; naming either may be false."""
     probe = Probe("logits of ±1e4 give no NaN or inf", 1, checks=("finite", "matches_reference"))

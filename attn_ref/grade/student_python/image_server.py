@@ -60,7 +60,10 @@ def _preload():
     # (about a CPU-second): paid here once instead of in every kernel
     torch.zeros(2, 2, device="meta").tril()
     import torch._dynamo  # noqa: F401
-    from ipykernel import kernelapp  # noqa: F401
+
+    # debugger: the kernel's init resolves ipykernel's debugger class, whose module imports debugpy (about
+    # 40 ms of each kernel's start), paid here once; it starts no thread and maps nothing shared (_unshareable)
+    from ipykernel import debugger, kernelapp  # noqa: F401
 
 
 def _unshareable():

@@ -30,9 +30,11 @@ _namespaces = {}
 
 
 def _namespace(helpers, source):
+    """A mutant's own namespace: the helpers run anew in it (its functions then call the mutant's overrides),
+    compiled once for every mutant."""
     if source not in _namespaces:
         namespace = {"__name__": "__mistakes__"}
-        exec(compile(helpers, "<helpers>", "exec"), namespace)
+        exec(helpers, namespace)
         exec(compile(source, "<mutant>", "exec"), namespace)
         _namespaces[source] = namespace
     return _namespaces[source]
@@ -41,7 +43,7 @@ def _namespace(helpers, source):
 def main():
     replies, sys.stdout = sys.stdout, sys.stderr  # what the helpers or mutants print never mixes with replies
     first = json.loads(sys.stdin.readline())
-    helpers, harness = first["helpers"], {"__name__": "__harness__"}
+    helpers, harness = compile(first["helpers"], "<helpers>", "exec"), {"__name__": "__harness__"}
     exec(compile(first["harness"], "<harness>", "exec"), harness)
     for line in sys.stdin:
         request = json.loads(line)

@@ -268,11 +268,17 @@ def sweep_task(python: str, helpers: str, t_index: int, task: FunctionUnit, muta
 
 
 def _sweep_near_again(swept: _TaskSweep, t_index: int, reference, first_seed: int, near_seeds: int, stateful: set[str]) -> None:
-    """The second sweep of sweep_task: seeds from ``first_seed`` on, until every line near its tolerance has been
-    called under ``near_seeds`` (a seed-free line never is: its one call is exact)."""
+    """The second sweep of sweep_task: seeds from ``first_seed`` on, until every line near its tolerance, and every
+    line of the solution whose sizes are drawn (a rare size could fail correct work on something other than its
+    values), has been called under ``near_seeds`` (a seed-free line never is: its one call is exact). The drawn
+    lines of the mutants and stubs stay at the first sweep's seeds: the lab's 205 mutants would take minutes,
+    its stubs 12 s more."""
     task = swept.task
     near = {label: names | ({p.name for p in task.probes} if label in stateful else set())
             for label, names in swept.near_its_tolerance().items()}
+    drawn = {p.name for p in task.probes if "dims" in p.options}
+    if SOLUTION in swept.labels and drawn:
+        near[SOLUTION] = near.get(SOLUTION, set()) | drawn
     wanted = {(label, p_index) for label, names in near.items() for p_index, p in enumerate(task.probes)
               if p.name in names and p.device != "cuda" and not seed_free(p)}
     seed = first_seed

@@ -95,7 +95,7 @@ def test_the_named_share_counts_mutants_and_leaves_out_those_that_only_raise(swe
 def test_a_flip_too_rare_for_the_first_sweep_is_found_where_the_values_came_near_the_tolerance(release):
     """The second sweep: a line whose misses came within 10x of its tolerance is swept again until it has
     near_seeds seeds, and the flip the first sweep's 20 seeds missed is reported; a line far from its tolerance
-    (or that compares no values) is not swept again."""
+    (or that compares no values) is not swept again, except a line of the solution whose sizes are drawn."""
     out, _ = release
     autograder, mutants = out / "autograder" / "lab-autograder.zip", {"c3": [("rarely right", RARELY_RIGHT)]}
     lab = load_assignment(COURSE, next(e for e in load_registry(COURSE) if e.name == "lab"))
@@ -107,6 +107,8 @@ def test_a_flip_too_rare_for_the_first_sweep_is_found_where_the_values_came_near
     assert lines[DRAWN]["failed_again"] == 180 - 1
     unchanged = "leaves q, k, v and the mask unchanged"
     assert lines[unchanged]["seeds"] == len(SEEDS) and not lines[unchanged]["near_its_tolerance"]
+    solution = again["c3"]["lines"][SOLUTION]  # far from its tolerance, but its sizes are drawn: swept again too
+    assert (solution[DRAWN]["seeds"], solution[DRAWN]["passed"]) == (200, 200) and solution[unchanged]["seeds"] == len(SEEDS)
     problems = flipped_lines(lab, again)
     assert any("rarely right" in p and DRAWN in p and "seed 138" in p for p in problems), problems
 

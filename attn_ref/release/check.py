@@ -34,6 +34,8 @@ from pathlib import Path
 import nbformat
 
 from ..grade.checks_json import read_checks
+from ..grade.proofs import MARGIN
+from ..grade.proofs import SEEDS_FOR_ONE_IN_500 as NEAR_SEEDS
 from ..grade.proofs.stubs import KINDS as STUB_KINDS
 from ..grade.scoring.whose_variant import IDENTITY_VARIABLE
 from .course import load_assignment, load_registry
@@ -51,8 +53,6 @@ SWEEP_CHECK = "every line's verdict holds under every seed swept; every mutant i
 # sweeps every line under 1,500.
 SWEEP_SEEDS = 100
 FIXED_SEEDS = 20
-NEAR_SEEDS = 1500  # sweep.SEEDS_FOR_ONE_IN_500
-MARGIN = 10  # a value line's pass keeps its error this many times under the line's tolerance (sweep.MARGIN)
 SWEEP_PROCESSES = 2  # the sweep's tasks are shared out over this many processes (each with its runner)
 
 

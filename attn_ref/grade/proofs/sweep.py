@@ -33,13 +33,9 @@ from ..scoring.inputs import generate, probe_rng, reference_outputs, seed_free
 from ..scoring.mutant_match import KEEPS_STATE, matching
 from ..session import HARNESS_SOURCE
 from ..student_python import SWEEP_RUNNER
-from . import stubs
+from . import MARGIN, stubs
 
 SOLUTION = "solution"
-SEEDS_FOR_ONE_IN_500 = 1500  # 1 − (1 − 1/500)^1500 ≈ 0.95
-# a verdict on values is held this many times from its tolerance under every seed swept (a pass using at most
-# 1/MARGIN of it, a miss by MARGIN times it), or its line is swept again under SEEDS_FOR_ONE_IN_500 seeds
-MARGIN = 10
 
 
 @dataclass
@@ -88,7 +84,7 @@ class LineVerdicts:
     @property
     def near_its_tolerance(self) -> bool:
         """Whether a seed's values came within MARGIN of the line's tolerance, either way: a verdict that
-        another seed might tip, so the line is swept again under SEEDS_FOR_ONE_IN_500 seeds."""
+        another seed might tip, so the line is swept again under proofs.SEEDS_FOR_ONE_IN_500 seeds."""
         return self.pass_used > 1 / MARGIN or (self.miss_used is not None and self.miss_used < MARGIN)
 
     def to_json(self) -> dict:

@@ -221,6 +221,9 @@ def read_rows(path: Path) -> tuple[list[Row], list[NotApplied], list[str]]:
         if not any(cells.values()):
             continue  # a blank row, as spreadsheets leave them
         row, why = _row(index, cells)
+        if any(_text(value) for value in record[len(header):]):  # csv.reader split a cell the TA meant as one
+            why = (f"{len(record)} cells, but the header has {len(header)}: a comma in a cell shifts every cell after "
+                   "it (write 1.5, not 1,5; quote text with commas)")
         if why:
             wrong.append(NotApplied(row, Problem.ROW, why))
         else:

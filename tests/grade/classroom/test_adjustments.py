@@ -159,6 +159,7 @@ BAD_ROWS = {  # a row -> what its error must say
     "00456,q4,,+1,,r,sam": "q4 would be 3 of 2 (it is 2 now)",
     "zoe@uni.edu,q4_written,,,1,r,sam": "repeats row 15 for the same submission",  # Zoë shares Ada's submission
     "nan,c3,,inf,,r,sam": "not a finite number",
+    "123,c3,,,1,5,regrade,sam,2026-03-04": "9 cells, but the header has 8",  # score 1,5: every cell after it shifted
 }
 
 
@@ -169,7 +170,7 @@ def test_each_bad_row_is_named_with_what_is_wrong_and_the_good_rows_still_apply(
     (out / FILE).write_text(HEADER + "\n".join(list(BAD_ROWS)[:12] + ["", good] + list(BAD_ROWS)[12:]) + "\n", encoding="utf-8")
     book = _grade(out, subs, "v1")
     found = {n.row.number: n for n in book.adjustments.not_applied}
-    for number, (row, says) in zip([*range(2, 14), 16, 17], BAD_ROWS.items()):
+    for number, (row, says) in zip([*range(2, 14), 16, 17, 18], BAD_ROWS.items(), strict=True):
         assert says in found[number].message(), (row, found[number].message())
         assert found[number].message().startswith(f"{FILE} row {number} (")
     assert [(a.row.number, a.question, a.after) for a in book.adjustments.applied] == [(15, "q4_written", 1.0)]

@@ -185,7 +185,8 @@ def _folder_name(name) -> bool:
 
 def _from_export(path: Path, refused: dict[str, str]) -> list[Submission]:
     found, seen = [], set()
-    for folder, entry in sorted(_metadata(path).items(), key=lambda item: str(item[0])):
+    listed = _metadata(path)
+    for folder, entry in sorted(listed.items(), key=lambda item: str(item[0])):
         sub = Submission(_unique(str(folder), seen), path / (str(folder) if _folder_name(folder) else "-"),
                          _students(entry), gradescope=_gradescope_scores(entry), from_export=True)
         if not _folder_name(folder):
@@ -199,6 +200,14 @@ def _from_export(path: Path, refused: dict[str, str]) -> list[Submission]:
         elif not sub.path.is_dir():
             sub.problem = f"the export lists {plain_text(folder)} but has no such folder"
         found.append(sub)
+    names = {str(folder) for folder in listed}
+    for extra in sorted(path.iterdir()):  # a submission's folder the metadata forgot: a row that says so, not silence
+        if (extra.name not in names and not extra.name.startswith(".") and not extra.is_symlink() and extra.is_dir()
+                and has_notebook(extra)):
+            sub = Submission(_unique(extra.name, seen), extra, from_export=True)
+            sub.problem = (f"the export's {METADATA} does not list the folder {plain_text(extra.name)}, so no student is "
+                           "named for it: grade its notebook alone (attn-ref grade FILE) if it is a student's")
+            found.append(sub)
     return label(found)
 
 

@@ -358,6 +358,27 @@ def test_export_keys_stay_inside_the_export_and_never_share_results(tmp_path):
         assert inside or "not the name of a folder inside it" in sub.problem, (sub.key, sub.path)
 
 
+def test_a_folder_the_exports_metadata_does_not_list_is_a_row_that_says_so(tmp_path):
+    """A submission's folder that submission_metadata.yml forgot is never dropped in silence: it is a row with no
+    grade saying why (no student is named for it); a folder with no notebook, or a hidden one, is no row."""
+    from attn_ref.grade.classroom.discover import discover
+    from attn_ref.grade.results import Outcome
+
+    export = tmp_path / "export"
+    for name in ("submission_1", "submission_2000", ".cache", "notes"):
+        (export / name).mkdir(parents=True)
+    for name in ("submission_1", "submission_2000", ".cache"):
+        (export / name / "lab.ipynb").write_bytes(_notebook_bytes())
+    (export / "notes" / "readme.txt").write_text("x")
+    people = [{":name": "P", ":sid": "1", ":email": "p@uni.edu"}]
+    (export / "submission_metadata.yml").write_text(yaml.safe_dump({"submission_1": {":submitters": people}}))
+    subs = {s.key: s for s in discover(export, tmp_path / "out")}
+    assert sorted(subs) == ["submission_1", "submission_2000"] and subs["submission_1"].problem == ""
+    forgotten = subs["submission_2000"]
+    assert "does not list the folder submission_2000" in forgotten.problem and forgotten.fault is Outcome.NOT_GRADED
+    assert forgotten.students == []
+
+
 def test_a_malformed_entry_or_a_link_costs_only_its_own_submission(tmp_path):
     """An entry that is not a mapping, one submission that is a link to the TA's files, aliases that make one
     list of submitters every entry's: each is that submission's problem, bounded, never followed."""

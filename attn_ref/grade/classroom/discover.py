@@ -238,19 +238,27 @@ def discover(path: Path, out: Path) -> list[Submission]:
 def section(folder: Path) -> list[Path]:
     """The submissions of a folder that is a section of the class, not one submission (section1/ada/lab.ipynb,
     section1/bob/lab.ipynb: a class folder given one level too high), or [] for a folder that is one submission.
-    A section holds no notebook or zip of its own and at least two folders that each hold a notebook at their top (a
-    zip there may be a student's data); each of its folders that holds a notebook at any depth is a submission
-    (`skipped` lists the others)."""
+    A section holds no notebook or zip of its own and at least two folders that each hold a notebook, at any depth
+    (section1/frank/deep/lab.ipynb beside section1/gina/lab.ipynb: else one deep folder made the whole section one
+    submission with several notebooks, and its 0 every student's); a zip does not count there (a student's data);
+    each of its folders that holds a notebook or zip at any depth is a submission (`skipped` lists the others)."""
     try:
         entries = [e for e in sorted(folder.iterdir()) if not e.name.startswith(".") and not e.is_symlink()]
         if any(e.is_file() and is_notebook_or_zip(e) for e in entries):
             return []
         folders = [e for e in entries if e.is_dir()]
-        tops = [f for f in folders if any(p.suffix.lower() == ".ipynb" and p.is_file() and not p.name.startswith(".")
-                                          for p in f.iterdir())]
+        students = [f for f in folders if _holds_a_notebook_file(f)]
     except OSError:  # a folder that cannot be read is graded as one submission, and its grading says why
         return []
-    return [f for f in folders if has_notebook(f)] if len(tops) >= 2 else []
+    return [f for f in folders if has_notebook(f)] if len(students) >= 2 else []
+
+
+def _holds_a_notebook_file(folder: Path) -> bool:
+    """Whether an .ipynb file lies anywhere under ``folder`` (no link followed; none under a hidden folder such as
+    .ipynb_checkpoints, nor a hidden file)."""
+    found, _ = files(folder)
+    return any(p.suffix.lower() == ".ipynb" and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+               for p in found)
 
 
 def skipped(path: Path, own: frozenset[Path] = frozenset()) -> list[str]:

@@ -372,7 +372,9 @@ def test_a_class_folder_given_one_level_too_high_grades_each_student_of_its_sect
     folder = tmp_path / "class"
     nb = nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")]))
     for name in ("section1/ada/lab.ipynb", "section1/bob/lab.ipynb", "section1/carl/work/lab.ipynb", "section2/ada/lab.ipynb",
-                 "section2/dan/Lab.IPYNB", "eve/nb/lab.ipynb", "frank/lab.ipynb"):
+                 "section2/dan/Lab.IPYNB", "eve/nb/lab.ipynb", "frank/lab.ipynb", "section3/gina/lab.ipynb",
+                 "section3/hal/deep/er/lab.ipynb", "section3/hal/.ipynb_checkpoints/lab-checkpoint.ipynb",
+                 "ivy/.ipynb_checkpoints/lab-checkpoint.ipynb", "ivy/work/lab.ipynb"):
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(nb)
     (folder / "section1" / "notes").mkdir()
@@ -380,7 +382,9 @@ def test_a_class_folder_given_one_level_too_high_grades_each_student_of_its_sect
     with zipfile.ZipFile(folder / "eve" / "data" / "inputs.zip", "w") as archive:
         archive.writestr("x.csv", "1")
     subs = discover(folder, tmp_path / "out")
-    assert [s.file_name for s in subs] == ["eve", "frank", "section1/ada", "section1/bob", "section1/carl", "section2/ada",
-                                           "section2/dan"]
-    assert len({s.key for s in subs}) == len(subs) and subs[2].path == folder / "section1" / "ada"
+    # section3: one student's notebook deep in folders of their own still makes it a section of two students;
+    # ivy: a notebook and its hidden checkpoint are one student's folder
+    assert [s.file_name for s in subs] == ["eve", "frank", "ivy", "section1/ada", "section1/bob", "section1/carl",
+                                           "section2/ada", "section2/dan", "section3/gina", "section3/hal"]
+    assert len({s.key for s in subs}) == len(subs) and subs[3].path == folder / "section1" / "ada"
     assert skipped(folder) == ["section1/notes (a folder with no notebook)"]

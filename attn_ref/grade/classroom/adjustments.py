@@ -264,8 +264,9 @@ class _Students:
                 if email := safe_cell(person.email):
                     self.by_email.setdefault(_email_key(email), []).append(g)
             self.by_name.setdefault(safe_cell(g.sub.file_name), []).append(g)
-            if not g.sub.people:  # a file of a plain class folder: its row's name is its key, one submission's alone
-                self.by_name.setdefault(safe_cell(g.sub.key), []).append(g)
+            if not g.sub.people:  # a file of a plain class folder: its row's name (its key, as rows were named before)
+                for name in {g.sub.shown_name, g.sub.key}:
+                    self.by_name.setdefault(safe_cell(name), []).append(g)
         self.has_ids = bool(self.by_sid or self.by_email)
 
     def find(self, student: str) -> list:

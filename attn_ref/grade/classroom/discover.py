@@ -61,9 +61,16 @@ class Submission:
 
     @property
     def members(self) -> list[Student]:
-        """Whom its rows are for: its students, one without a name shown by the submission's key, or where it
-        names none, one row of its key alone."""
-        return [Student(p.name or self.key, p.sid, p.email) for p in self.people] or [Student(self.key)]
+        """Whom its rows are for: its students, one without a name shown by the submission's own name, or where
+        it names none, one row of that name alone."""
+        return [Student(p.name or self.shown_name, p.sid, p.email) for p in self.people] or [Student(self.shown_name)]
+
+    @property
+    def shown_name(self) -> str:
+        """The name a person gave it, as plain text (José Núñez for José Núñez.ipynb; section1/ada), where its key
+        keeps only characters safe in a file name (Jos_N_ez)."""
+        own = self.path.stem if is_notebook_or_zip(self.path) else self.path.name
+        return plain_text(self.name or own) or self.key
 
     @property
     def file_name(self) -> str:

@@ -68,7 +68,7 @@ def write_written_pages(folder: Path, book) -> None:
     for item in book.checks.written:
         blocks = []
         for g in book.graded:
-            names = ", ".join(s.name for s in g.sub.people) or g.sub.key
+            names = ", ".join(s.name for s in g.sub.people) or g.sub.shown_name
             sids = ", ".join(s.sid for s in g.sub.people if s.sid)
             answers = per_submission[g.sub.key]
             found = {"text": answers["__error__"], "in_prompt": False} if "__error__" in answers else answers[item.question]

@@ -379,6 +379,21 @@ def test_a_folder_the_exports_metadata_does_not_list_is_a_row_that_says_so(tmp_p
     assert forgotten.students == []
 
 
+def test_a_file_names_accents_reach_the_row_its_key_stays_plain(tmp_path):
+    """A plain class folder's row is named as the file is (José Núñez), through the one text rule; only the
+    key (results/<key>.json) keeps to safe characters; two names alike keep two keys."""
+    from attn_ref.grade.classroom.discover import discover
+
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name in ("José Núñez.ipynb", "josé núñez.ipynb", "Zoë\u202e.ipynb"):
+        (folder / name).write_bytes(_notebook_bytes())
+    subs = {s.shown_name: s for s in discover(folder, tmp_path / "out")}
+    assert sorted(subs) == ["José Núñez", "Zoë?", "josé núñez"]  # the bidi override replaced by the text rule
+    assert subs["José Núñez"].key == "Jos_N_ez" and subs["josé núñez"].key.startswith("jos_n_ez-")
+    assert [m.name for m in subs["José Núñez"].members] == ["José Núñez"]
+
+
 def test_a_malformed_entry_or_a_link_costs_only_its_own_submission(tmp_path):
     """An entry that is not a mapping, one submission that is a link to the TA's files, aliases that make one
     list of submitters every entry's: each is that submission's problem, bounded, never followed."""

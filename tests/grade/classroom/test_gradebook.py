@@ -348,7 +348,7 @@ def test_scores_typed_for_students_named_like_formulas_reach_the_gradebook(relea
     ' this wrote, or without it, as a spreadsheet may save the file."""
     base, _ = hostile
     out, _ = release
-    for name, scores in {"folder": {"HYPERLINK_x.test_leak_E2_F2_open": "1"},
+    for name, scores in {"folder": {"'" + HOSTILE[":name"]: "1"},  # the file's own name, escaped as a formula
                          "export": {"'" + HOSTILE[":name"]: "1", "'=1+1 Eve": "0.5"}}.items():
         sheet = base / f"graded-{name}" / "written" / "scores.csv"
         rows = _csv(sheet)

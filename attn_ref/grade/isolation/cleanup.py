@@ -135,7 +135,8 @@ def become_subreaper() -> bool:
 
 
 def die_with_parent(parent: int) -> None:
-    """SIGTERM when ``parent`` dies (a Dask worker killed mid-grading): the grader then ends its kernels."""
+    """SIGTERM when ``parent`` dies (a Dask worker killed mid-grading: its grader then ends its kernels; a
+    supervisor killed outright: its grading processes end, and their kernels' launchers end the kernels)."""
     try:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     except (OSError, AttributeError):

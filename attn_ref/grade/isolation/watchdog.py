@@ -130,12 +130,14 @@ class _Running:
     oom_kills: int = 0  # the kernel's cgroup's OOM kills already seen
 
 
-def _child(job: Job, jail: Jail, fd: int) -> None:
-    """The grading process: never returns (os._exit), whatever happens."""
+def _child(job: Job, jail: Jail, fd: int, supervisor: int) -> None:
+    """The grading process: never returns (os._exit), whatever happens. It ends with its supervisor (killed
+    outright, no grading of it can be delivered), and its kernel with it (the kernel's launcher sees to that)."""
     code = 1
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the supervisor; it ends this process
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        cleanup.die_with_parent(supervisor)
         cleanup.become_subreaper()
         if os.geteuid() != 0:
             cleanup.make_undumpable()
@@ -206,10 +208,11 @@ class Supervisor(Runner):
         read_fd, write_fd = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
+        supervisor = os.getpid()
         pid = os.fork()
         if pid == 0:
             os.close(read_fd)
-            _child(job, jail, write_fd)
+            _child(job, jail, write_fd, supervisor)
         os.close(write_fd)
         os.set_blocking(read_fd, False)
         now = time.monotonic()

@@ -5,10 +5,12 @@ The launcher stays, as the process jupyter_client started: it starts the kernel'
 would (bubblewrap, as the kernel's uid, in its cgroup), with a payload that only waits, asks the image for
 a kernel inside that sandbox's namespaces, then passes the grader's signals on to the kernel (interrupts,
 shutdown) and exits when the kernel does. Killing the launcher ends the sandbox, and with it the kernel
-(its PID namespace's first process dies); as root every process of the kernel's uid is ended anyway.
+(its PID namespace's first process dies); as root every process of the kernel's uid is ended anyway. Where the
+grading process dies unannounced (its supervisor killed), the launcher kills the kernel and ends.
 Standard library only.
 """
 
+import ctypes
 import json
 import os
 import select
@@ -19,6 +21,8 @@ import time
 
 REQUEST_TIMEOUT = 30.0
 RELAYED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+ORPHANED = signal.SIGRTMIN + 1  # sent to this launcher by the kernel when its grading process dies (PR_SET_PDEATHSIG)
+PR_SET_PDEATHSIG = 1
 
 
 class Unavailable(Exception):
@@ -134,10 +138,23 @@ def _owned_by(pid: int, uid: int) -> bool:
     return all(int(u) == uid for u in line.split()[1:])
 
 
+def _end_with_the_grading(pidfd: int, parent: int) -> None:
+    """The kernel ends when the grading process that started this launcher dies unannounced (killed with its
+    supervisor): it would otherwise run on, reparented, with nobody left to end it. The kernel is killed, and this
+    launcher's wait ends with it (then the sandbox, where there is one)."""
+    def orphaned(signum, frame):
+        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+
+    signal.signal(ORPHANED, orphaned)
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(ORPHANED), 0, 0, 0)
+    if os.getppid() != parent:  # it died before the signal was asked for
+        orphaned(ORPHANED, None)
+
+
 def run_kernel(config: dict, argv: list[str], confine) -> None:
     """Start the kernel from the image and stay its stand-in until it exits (then exit); raise Unavailable,
     having left nothing running, where it could not be started that way."""
-    sandbox = None
+    sandbox, parent = None, os.getppid()  # the grading process that started this launcher
     if config.get("wrapper"):
         sandbox, first = _start_sandbox(config, confine)
     try:
@@ -152,6 +169,7 @@ def run_kernel(config: dict, argv: list[str], confine) -> None:
         raise err if isinstance(err, Unavailable) else Unavailable(str(err)) from None
     for sig in RELAYED:
         signal.signal(sig, lambda signum, frame: signal.pidfd_send_signal(pidfd, signum))
+    _end_with_the_grading(pidfd, parent)
     poller = select.poll()
     poller.register(pidfd, select.POLLIN)
     while not poller.poll():

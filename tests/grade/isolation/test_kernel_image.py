@@ -110,6 +110,52 @@ def test_a_kernel_from_the_image_reaches_neither_it_nor_the_kernels_after_it(rel
     assert not Path("/dev/shm/poisoned-by-a-classmate").exists()
 
 
+@ROOT_ONLY
+@pytest.mark.parametrize("namespaces", ["auto", "off"])
+def test_kernels_from_the_image_end_when_their_grader_is_killed(release, tmp_path, namespaces):
+    """The supervisor killed outright (SIGKILL: no cleanup runs): each kernel's launcher, orphaned, kills its kernel
+    and ends, so no kernel runs on reparented (a TA's killed run left them running, a quarter GB each)."""
+    import signal
+    import time
+
+    import psutil
+
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name in ("a", "b"):
+        nbformat.write(appended(notebook(release, "lab", "blank"), "import time\ntime.sleep(300)"), str(folder / f"{name}.ipynb"))
+    run = subprocess.Popen([sys.executable, "-m", "attn_ref", "grade", str(folder), "--autograder",
+                            str(release[0] / "autograder/lab-autograder.zip"), "--out", str(tmp_path / "graded"),
+                            "--jobs", "2"], env={**os.environ, "ATTN_REF_NAMESPACES": namespaces},
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def kernels() -> list[psutil.Process]:
+        found = []
+        for p in psutil.process_iter(["cmdline", "uids", "create_time"]):
+            line = " ".join(p.info["cmdline"] or [])
+            if "The kernel image" in line and p.info["uids"] and p.info["uids"].real != 0 and p.info["create_time"] >= started:
+                found.append(p)
+        return found
+
+    started = psutil.Process(run.pid).create_time()
+    try:
+        deadline = time.monotonic() + 120
+        while len(kernels()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        running = kernels()
+        assert len(running) >= 2, "the kernels did not start"
+        launchers = [p for p in psutil.Process(run.pid).children(recursive=True) if "launch.py" in " ".join(p.cmdline())]
+        assert launchers
+        run.send_signal(signal.SIGKILL)
+        run.wait()
+        gone, alive = psutil.wait_procs(running + launchers, timeout=20)
+        assert not alive, [(p.pid, " ".join(p.cmdline())[:80]) for p in alive]
+    finally:
+        run.kill()
+        for p in kernels():
+            p.kill()
+
+
 def test_where_a_kernel_could_reach_the_image_it_is_not_used():
     plan = resolve(namespaces="off")
     if os.geteuid() == 0:

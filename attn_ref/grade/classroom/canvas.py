@@ -22,8 +22,9 @@ The score is the submission's total with the TAs' adjustments (adjustments.py), 
 a second column (the automatic total beside it) would be a new assignment to Canvas; grades.csv keeps both.
 canvas.csv is not written while adjustments.csv has a row that cannot be applied (gradebook.py).
 
-The column filled is --canvas-assignment, else the roster's column named for the assignment (its title or
-name; Canvas writes "Title (id)"), else a new one named for it; the run says which (Gradebook.notes).
+The column filled is --canvas-assignment (a roster column, or its name without Canvas's " (id)"; one the roster
+lacks is a new assignment to Canvas, and the run warns), else the roster's column named for the assignment (its
+title or name; Canvas writes "Title (id)"), else a new one named for it; the run says which (Gradebook.notes).
 
 Every cell is made formula-safe (spreadsheet.py) except Canvas's ID columns: a ' in front would break the
 match, so they are validated instead. A roster row with an ID a spreadsheet would read as a formula is left
@@ -91,21 +92,45 @@ def _plain(name: str) -> str:
     return " ".join(name.split()).casefold()
 
 
-def choose_column(columns: list[str], checks: Checks, given: str | None) -> tuple[str, str]:
-    """The column canvas.csv fills, and a line saying which and why (the TA reads it before importing)."""
+def _assignment_columns(columns: list[str]) -> list[str]:
+    """The roster's assignments (Canvas writes "Title (id)"), not its totals ("Current Score")."""
+    return [c for c in columns if _CANVAS_ID.search(c)]
+
+
+def choose_column(columns: list[str], checks: Checks, given: str | None) -> tuple[str, str, str | None]:
+    """The column canvas.csv fills, a line saying which and why (the TA reads it before importing), and a warning
+    where --canvas-assignment names no column of the roster (Canvas would add a new assignment by that name)."""
     if given:
-        return given, f"canvas.csv: filling the column {given!r} (--canvas-assignment)"
+        return _given_column(columns, given)
     names = [name for name in (checks.title, checks.assignment) if name]
     found = [c for c in columns if _plain(_CANVAS_ID.sub("", c)) in {_plain(n) for n in names}]
     new = names[0]
     if len(found) == 1:
         return found[0], (f"canvas.csv: filling the roster's column {found[0]!r}, named for the assignment "
-                          "(--canvas-assignment chooses another)")
+                          "(--canvas-assignment chooses another)"), None
     if found:  # guessing among them could overwrite another assignment's grades
         return new, (f"canvas.csv: {len(found)} roster columns match the assignment ({', '.join(map(repr, found))}); "
-                     f"a new column {new!r} instead: pass --canvas-assignment to fill one of them")
+                     f"a new column {new!r} instead: pass --canvas-assignment to fill one of them"), None
     return new, (f"canvas.csv: no roster column is named {' or '.join(map(repr, names))}: a new column {new!r} "
-                 "(Canvas adds it on import; --canvas-assignment fills an existing one)")
+                 "(Canvas adds it on import; --canvas-assignment fills an existing one)"), None
+
+
+def _given_column(columns: list[str], given: str) -> tuple[str, str, str | None]:
+    """--canvas-assignment: a column of the roster as given, or the one column it names without Canvas's " (id)"
+    ("Lab 3.1" for "Lab 3.1 (12345)"); anything else is a new assignment to Canvas, which the run warns about
+    (a typo would otherwise put the class's grades into an assignment of its own)."""
+    if given in columns:
+        return given, f"canvas.csv: filling the column {given!r} (--canvas-assignment)", None
+    if not _CANVAS_ID.search(given):
+        found = [c for c in _assignment_columns(columns) if _plain(_CANVAS_ID.sub("", c)) == _plain(given)]
+        if len(found) == 1:
+            return found[0], (f"canvas.csv: filling the roster's column {found[0]!r}, the one named {given!r} "
+                              "(--canvas-assignment)"), None
+    existing = _assignment_columns(columns)
+    listed = ", ".join(map(repr, existing[:5])) + (" …" if len(existing) > 5 else "") if existing else "none"
+    return given, (f"canvas.csv: filling a new column {given!r} (--canvas-assignment)"), (
+        f"canvas.csv: --canvas-assignment {given!r} is not a column of the roster, so Canvas's import adds a new "
+        f"assignment by that name; to fill an existing one, pass its column as the roster writes it (its assignments: {listed})")
 
 
 def _same(a: str, b: str) -> bool:
@@ -177,25 +202,42 @@ def write_canvas(out: Path, book, roster: Path, assignment: str | None = None, l
     loaded = read_roster(Path(roster))
     roster_rows = loaded.rows
     refused = {i for i, row in enumerate(roster_rows) if _formula_ids(row)}
-    column, chosen = choose_column(loaded.columns, book.checks, assignment)
+    column, chosen, wrong_column = choose_column(loaded.columns, book.checks, assignment)
     book.notes.append(chosen)
-    claims, unmatched, missing = _match_every_member(book, roster_rows, refused, login_domain)
+    claims, unmatched, missing, named_with_others = _match_every_member(book, roster_rows, refused, login_domain)
     scores = _scores_of_claimed_rows(claims, roster_rows, unmatched)
     points = sum(book.maximum(u) for u in book.units + book.written_units)
     rows = [["Points Possible", "", "", "", "", points]]
     rows += [[row[k] for k in ROSTER_FIELDS] + [scores.get(i)] for i, row in enumerate(roster_rows) if i not in refused]
     write_csv(out / "canvas.csv", [*ROSTER_FIELDS, column], rows)
-    if absent := [row for i, row in enumerate(roster_rows) if i not in claims and i not in refused]:
-        book.notes.append(f"canvas.csv: {len(absent)} roster student(s) have no submission in this class "
-                          f"({_names(absent, 'Student')}): their cells are empty, so an import leaves their Canvas grades as they are")
-    return _write_what_was_left_out(out, [roster_rows[i] for i in sorted(refused)], missing, unmatched)
+    absent = [i for i in range(len(roster_rows)) if i not in claims and i not in refused]
+    if absent:
+        book.notes.append(_no_submission_note([roster_rows[i] for i in absent],
+                                              [roster_rows[i] for i in absent if i in named_with_others], unmatched))
+    warnings = [wrong_column] if wrong_column else []
+    return warnings + _write_what_was_left_out(out, [roster_rows[i] for i in sorted(refused)], missing, unmatched)
+
+
+def _no_submission_note(absent: list[dict], named_with_others: list[dict], unmatched: list[dict]) -> str:
+    """Which roster students no submission was matched to. Where every submitted student matched a row, they
+    have none in this class; where some matched no row or several, a missing match may be theirs, so the note
+    does not say they submitted nothing."""
+    empty = "their cells are empty, so an import leaves their Canvas grades as they are"
+    if not unmatched:
+        return f"canvas.csv: {len(absent)} roster student(s) have no submission in this class ({_names(absent, 'Student')}): {empty}"
+    named = (f"; {len(named_with_others)} of them ({_names(named_with_others, 'Student')}) are named by a submitted student "
+             "who names another roster row too") if named_with_others else ""
+    return (f"canvas.csv: {len(absent)} roster student(s) were matched to no submission ({_names(absent, 'Student')}): {empty}; "
+            f"{len(unmatched)} submitted student(s) matched no roster row, several, or one shared (canvas-unmatched.csv), "
+            f"so some of these may have submitted{named}")
 
 
 def _match_every_member(book, roster_rows: list[dict], refused: set[int], login_domain: str | None):
     """Each group member's one roster row: (roster row -> the (graded, person, who) that claim it, the
-    members that match none, several or a refused row, the members whose submission has no grade)."""
+    members that match none, several or a refused row, the members whose submission has no grade, the rows
+    named by a member who names several)."""
     claims: dict[int, list[tuple]] = {}
-    unmatched, missing = [], []
+    unmatched, missing, named_with_others = [], [], set()
     index = RosterIndex(roster_rows)
     for g in book.graded:
         for person in g.sub.members:
@@ -204,12 +246,14 @@ def _match_every_member(book, roster_rows: list[dict], refused: set[int], login_
             who = {**person.row(), "submission": g.sub.file_name}
             if not g.has_grade:  # its cell stays empty: Canvas keeps the grade it has
                 missing.append({**who, "roster row": row["Student"] if row else "", "reason": g.status})
+            if len(found) > 1:
+                named_with_others.update(found)
             if len(found) != 1 or found[0] in refused:
                 unmatched.append({**who, "total": g.adjusted_total,
                                   "reason": _why_unmatched(person, [roster_rows[i] for i in found], bool(found) and found[0] in refused)})
             else:
                 claims.setdefault(found[0], []).append((g, person, who))
-    return claims, unmatched, missing
+    return claims, unmatched, missing, named_with_others
 
 
 def _scores_of_claimed_rows(claims: dict[int, list[tuple]], roster_rows: list[dict], unmatched: list[dict]) -> dict[int, float | None]:

@@ -617,3 +617,54 @@ def test_roster_students_with_no_submission_are_named(tmp_path):
     book.notes.clear()
     write_canvas(tmp_path, book, roster, "Lab (1)")
     assert not any("no submission" in note for note in book.notes)
+
+
+def test_roster_students_are_not_said_to_have_no_submission_where_one_may_be_theirs(tmp_path):
+    """Where a submitted student matched no roster row (a mistyped SID) or several, the roster students left over
+    may have submitted: the run says they were matched to no submission, and names the rows a student named
+    together with another, never that they submitted nothing."""
+    from attn_ref.grade.classroom.canvas import write_canvas
+
+    roster = tmp_path / "roster.csv"
+    with open(roster, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(ROSTER[:4])  # Bob, Carol, Hal
+    book = SimpleNamespace(graded=[_graded("bob", 80, {"name": "Bob", "sid": "S1"}),
+                                   _graded("carol", 70, {"name": "Carol", "sid": "S9"}),  # a typo: no such SID
+                                   _graded("hal", 10, {"name": "Hal", "sid": "S7", "email": "carol@uni.edu"})],  # two rows
+                           checks=SimpleNamespace(title="Lab", assignment="lab"), notes=[], units=["c1"], written_units=[],
+                           maximum=lambda unit: 80.0)
+    warnings = write_canvas(tmp_path, book, roster, "Lab (1)")
+    note = book.notes[-1]
+    assert "no submission in this class" not in note
+    assert note.startswith("canvas.csv: 2 roster student(s) were matched to no submission (Carol, Hal)")
+    assert "2 submitted student(s) matched no roster row, several, or one shared (canvas-unmatched.csv)" in note
+    assert note.endswith("2 of them (Carol, Hal) are named by a submitted student who names another roster row too")
+    assert any("2 student(s) match no roster row" in w for w in warnings)
+
+
+def test_a_canvas_assignment_the_roster_lacks_is_warned_about(tmp_path):
+    """--canvas-assignment names the column canvas.csv fills: one the roster has is filled; its name without Canvas's
+    " (id)" finds that column; anything else (a typo) would be a new assignment on import, and the run warns."""
+    from attn_ref.grade.classroom.canvas import write_canvas
+
+    roster = tmp_path / "roster.csv"
+    with open(roster, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([ROSTER[0] + ["Lab 3.1 (12345)", "Quiz 2 (12346)", "Current Score"],
+                                 ROSTER[1] + ["", "7", "90"]])
+    book = SimpleNamespace(graded=[_graded("bob", 80, {"name": "Bob", "sid": "S1"})], checks=SimpleNamespace(title="Lab", assignment="lab"),
+                           notes=[], units=["c1"], written_units=[], maximum=lambda unit: 80.0)
+
+    def header() -> list[str]:
+        return next(csv.reader(open(tmp_path / "canvas.csv", newline="", encoding="utf-8-sig")))
+
+    assert write_canvas(tmp_path, book, roster, "Lab 3.1 (12345)") == []
+    assert header()[-1] == "Lab 3.1 (12345)"
+    assert write_canvas(tmp_path, book, roster, " lab  3.1") == []
+    assert header()[-1] == "Lab 3.1 (12345)"
+    assert "the one named ' lab  3.1'" in book.notes[-1]
+    for typo in ("Lab 3.2", "Lab 3.1 (12344)"):
+        warnings = write_canvas(tmp_path, book, roster, typo)
+        assert header()[-1] == typo
+        assert warnings == [f"canvas.csv: --canvas-assignment {typo!r} is not a column of the roster, so Canvas's import adds a "
+                            "new assignment by that name; to fill an existing one, pass its column as the roster writes it "
+                            "(its assignments: 'Lab 3.1 (12345)', 'Quiz 2 (12346)')"]

@@ -179,7 +179,8 @@ def test_a_canvas_import_matches_on_ids_and_lists_who_does_not(release, scored_e
     unmatched = [r["name"] for r in _csv(graded / "canvas-unmatched.csv")]
     assert unmatched == ["Alan Turing", "Edsger Dijkstra"]
     assert any("2 student(s) match no roster row" in w for w in report.book.warnings)
-    assert any("filling the column 'Practice 3.1 (222)' (--canvas-assignment)" in n for n in report.book.notes)
+    assert any("filling a new column 'Practice 3.1 (222)' (--canvas-assignment)" in n for n in report.book.notes)
+    assert any("--canvas-assignment 'Practice 3.1 (222)' is not a column of the roster" in w for w in report.book.warnings)
     # no --canvas-assignment and no column named for the assignment: a new one, and the run says so
     report = grade_batch(folder, out / "autograder/practice-autograder.zip", graded, jobs=1, progress=False,
                          canvas={"roster": roster, "assignment": None}, **LIMITS)

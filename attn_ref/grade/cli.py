@@ -102,8 +102,9 @@ def _single_results_path(out: Path, submission: Path) -> tuple[Path, str]:
 def _written_files(out: Path, canvas: bool) -> list[str]:
     """What the batch wrote, for the TA to open: only what exists (a lab has no written answers), and the
     Canvas files only when this run wrote them (an earlier run's may be there)."""
-    names = [("gradebook", "grades.csv"), ("written answers", "written"), ("named mistakes", "mistakes.csv"),
-             ("integrity", "report.html"), ("TA adjustments", "adjustments.csv")]
+    names = [("gradebook", "grades.csv"), ("summary chart", "summary.png"), ("written answers", "written"),
+             ("named mistakes", "mistakes.csv"), ("mistakes chart", "mistakes.png"), ("integrity", "report.html"),
+             ("TA adjustments", "adjustments.csv")]
     if canvas:
         names += [("Canvas import", "canvas.csv"), ("students with no grade", "canvas-missing.csv"),
                   ("students not in the roster", "canvas-unmatched.csv")]
@@ -244,7 +245,7 @@ def _grade_class(request: GradeRequest) -> int:
     say("; ".join(_written_files(out, request.canvas is not None)))
     if report.not_submissions:
         say(f"not graded: {', '.join(report.not_submissions)}")
-    if report.kernel_start:
+    if report.kernel_start and (report.graded or report.not_graded):  # a run that graded nothing started no kernel
         say(f"kernels {report.kernel_start}")
     say(*summary_lines(report.book))
     if report.book.unreadable_sheet:

@@ -407,11 +407,15 @@ def test_the_run_summary_names_only_what_exists(release, tmp_path):
     (tmp_path / "class" / "corrupt.ipynb").write_text('{"cells": [ this is not json')
     done = _cli(tmp_path / "class", "--autograder", out / "autograder/lab-autograder.zip", "--out", tmp_path / "g")
     assert done.returncode == 0, done.stderr[-2000:]
-    assert (f"gradebook: {tmp_path / 'g' / 'grades.csv'}; named mistakes: {tmp_path / 'g' / 'mistakes.csv'}; "
-            f"integrity: {tmp_path / 'g' / 'report.html'}") in done.stdout
+    assert (f"gradebook: {tmp_path / 'g' / 'grades.csv'}; summary chart: {tmp_path / 'g' / 'summary.png'}; named mistakes: "
+            f"{tmp_path / 'g' / 'mistakes.csv'}; integrity: {tmp_path / 'g' / 'report.html'}") in done.stdout
     assert "written" not in done.stdout and not (tmp_path / "g" / "written").exists()
     (row,) = _csv(tmp_path / "g" / "grades.csv")
     assert row["total"] == "0" and row["status"].startswith("error: corrupt.ipynb")  # the student's doing: 0 stands
+    assert "\nkernels " in done.stdout
+    again = _cli(tmp_path / "class", "--autograder", out / "autograder/lab-autograder.zip", "--out", tmp_path / "g")
+    assert "0 graded, 1 unchanged since the last run" in again.stdout, again.stdout
+    assert "\nkernels " not in again.stdout  # no kernel started, so no line says how kernels were started
 
 
 def test_help_says_what_it_is_for_with_examples_and_defaults():

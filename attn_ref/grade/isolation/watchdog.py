@@ -34,6 +34,7 @@ from ..results import Outcome, Results
 from ..settings import MARGIN, Limits
 from . import cleanup, resources
 from .image import ImageError, KernelImage
+from .kernel import load_before_fork
 from .safeio import remove_tree
 from .sandbox import Jail, SandboxPlan
 
@@ -170,6 +171,7 @@ class Supervisor(Runner):
         self.image: KernelImage | None = None
         self._image_note = "" if image else "started afresh for each submission"
         self._image_wanted = image
+        load_before_fork()
         # what this process holds now (its imports, the autograder) is never collected: a grading process's
         # collections then skip it instead of writing into the pages it shares with this one (gc.freeze)
         gc.freeze()

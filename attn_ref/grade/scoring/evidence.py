@@ -16,7 +16,7 @@ evidence probe: `attn-ref check` proves that (``tasks_without_evidence``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -91,12 +91,22 @@ def is_evidence(probe: Probe, args: list[Input], reference: list) -> bool:
     return compares_values(probe) and not placeholder_passes(probe, args, reference)
 
 
-def credit(lines: list[tuple], evidence: dict[int, bool]) -> list[tuple]:
+def credit(lines: list[tuple], evidence: Mapping[int, bool | Callable[[], bool]]) -> list[tuple]:
     """A task's lines (passed, label, points, message) after the rule; ``evidence`` maps a line's index to
-    its verdict (a line missing there, one that did not run, is no evidence)."""
-    if any(ok and evidence.get(i, False) for i, (ok, *_) in enumerate(lines)):
+    its verdict (a line missing there, one that did not run, is no evidence), or to a function that works it
+    out: called only where the verdict matters (a line that passed), at most once, and no more once a passed
+    line is evidence (correct work's first general case ends the search)."""
+    known: dict[int, bool] = {}
+
+    def proven(i: int) -> bool:
+        if i not in known:
+            verdict = evidence.get(i, False)
+            known[i] = bool(verdict() if callable(verdict) else verdict)
+        return known[i]
+
+    if any(ok and proven(i) for i, (ok, *_) in enumerate(lines)):
         return lines
-    return [(False, label, points, NOT_CREDITED) if ok and not evidence.get(i, False) else (ok, label, points, message)
+    return [(False, label, points, NOT_CREDITED) if ok and not proven(i) else (ok, label, points, message)
             for i, (ok, label, points, message) in enumerate(lines)]
 
 

@@ -3,6 +3,7 @@ and the trusted side compares what comes back with the reference."""
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 from collections.abc import Callable
@@ -181,7 +182,7 @@ def grade_task(ctx: GradingContext, t_index: int, task: FunctionUnit, by_name: d
     lost = replaced(task, by_name, graded)
     substitutes = stand_ins(by_name, lost)
     lines, tripped, report, hung, timed_out, crashes = [], set(), [], False, False, 0
-    proven: dict[int, bool] = {}  # line -> whether it is evidence (no placeholder passes it): see evidence.py
+    proven: dict[int, Callable[[], bool]] = {}  # line -> whether it is evidence (no placeholder passes it): see evidence.py
     matches: list[tuple[int, int, mutant_match.LineMatch]] = []  # (line, report row, what the mutants say of it)
     for p_index, probe in enumerate(task.probes):
         if probe.device == "cuda" and not cuda:
@@ -191,7 +192,7 @@ def grade_task(ctx: GradingContext, t_index: int, task: FunctionUnit, by_name: d
             continue
         args = generate(probe, probe_rng(ctx.seed, t_index, p_index))
         reference = reference_outputs(ctx.autograder.reference(task.reference), args)  # meta probes: its shapes
-        proven[len(lines)] = evidence.is_evidence(probe, args, reference)
+        proven[len(lines)] = functools.partial(evidence.is_evidence, probe, args, reference)  # worked out where it matters
         if before_call is not None:
             before_call(probe, args, reference)
         ok, message, forbidden, status, stats = _call_once(ctx, task, probe, args, reference, substitutes)

@@ -134,11 +134,11 @@ def _bound_names(stmt: ast.stmt) -> list[tuple[str, _Binding]]:
     return []
 
 
-def _imported_hits(node: ast.AST, roots: set[str]) -> set[str]:
-    """Families a piece of code imports itself (`from torch.nn.functional import softmax`, attn_ref); the names
-    it binds to torch are added to ``roots``."""
+def _imported_hits(nodes: list[ast.AST], roots: set[str]) -> set[str]:
+    """Families a piece of code (its nodes, ast.walk's) imports itself (`from torch.nn.functional import softmax`,
+    attn_ref); the names it binds to torch are added to ``roots``."""
     hits = set()
-    for sub in ast.walk(node):
+    for sub in nodes:
         if not isinstance(sub, (ast.Import, ast.ImportFrom)):
             continue
         for alias in sub.names:
@@ -163,6 +163,7 @@ class _Module:
         self.torch_names = {name for name, b in self.bindings.items() if b.imported.split(".")[0] == "torch"}
         self._grow_torch_aliases()
         self.tainted: dict[str, set[str]] = {}
+        self._own: dict[str, tuple[set[str], set[str]]] = {}  # _own_hits, worked out once a name
         self._taint()
 
     def _bind_block(self, body: list[ast.stmt]) -> None:
@@ -188,11 +189,11 @@ class _Module:
                     self.torch_names.add(name)
                     changed = True
 
-    def direct_hits(self, node: ast.AST, local: set[str]) -> set[str]:
-        """Families a piece of code names itself: torch attribute chains and spelled-out lookups."""
+    def direct_hits(self, nodes: list[ast.AST], local: set[str]) -> set[str]:
+        """Families a piece of code (its nodes) names itself: torch attribute chains and spelled-out lookups."""
         roots = (self.torch_names - local) | {REFERENCE}
-        hits = _imported_hits(node, roots)  # imports inside the code itself (roots grows with their names)
-        for sub in ast.walk(node):
+        hits = _imported_hits(nodes, roots)  # imports inside the code itself (roots grows with their names)
+        for sub in nodes:
             family = None
             if isinstance(sub, ast.Attribute) and _dotted(sub).split(".")[0] in roots:
                 family = _family(sub.attr)
@@ -205,24 +206,32 @@ class _Module:
                 hits.add(family)
         return hits
 
-    def references(self, node: ast.AST, local: set[str]) -> set[str]:
-        return {sub.id for sub in ast.walk(node) if isinstance(sub, ast.Name) and sub.id in self.bindings
-                and sub.id not in local}
+    def references(self, nodes: list[ast.AST], local: set[str]) -> set[str]:
+        return {sub.id for sub in nodes if isinstance(sub, ast.Name) and sub.id in self.bindings and sub.id not in local}
 
     @staticmethod
-    def locals_of(node: ast.AST) -> set[str]:
-        """Names a function binds itself (its parameters and assignments), which shadow module names."""
+    def locals_of(node: ast.AST, nodes: list[ast.AST]) -> set[str]:
+        """Names a function (``nodes``: its own, ast.walk's) binds itself (its parameters and assignments), which
+        shadow module names."""
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             return set()
         args = node.args
         names = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
         names |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
-        for sub in ast.walk(node):
+        for sub in nodes:
             if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
                 names.add(sub.id)
         return names
 
     def _own_hits(self, name: str) -> tuple[set[str], set[str]]:
+        """(the families a binding names itself, the module names it refers to), worked out once a name: every
+        task's search of what its function reaches asks again."""
+        if name not in self._own:
+            self._own[name] = self._work_out_own_hits(name)
+        hits, refs = self._own[name]
+        return set(hits), set(refs)
+
+    def _work_out_own_hits(self, name: str) -> tuple[set[str], set[str]]:
         b = self.bindings[name]
         if b.imported:
             if b.imported.split(".")[0] == REFERENCE:
@@ -231,8 +240,9 @@ class _Module:
             return ({family} if family else set()), set()
         if b.node is None:
             return set(), set()
-        local = self.locals_of(b.node)
-        return self.direct_hits(b.node, local), self.references(b.node, local) - {name}
+        nodes = list(ast.walk(b.node))  # walked once for the three questions below
+        local = self.locals_of(b.node, nodes)
+        return self.direct_hits(nodes, local), self.references(nodes, local) - {name}
 
     def _taint(self) -> None:
         own, edges = {}, {}
@@ -292,8 +302,9 @@ def analyse(code_cells: list[str], tasks: dict[str, tuple]) -> Analysis:
     module = _Module([t for trees in per_cell for t in trees])
     forbidden = {task: _forbidden(module, spec[0], spec[1], frozenset(spec[2]) if len(spec) > 2 else frozenset())
                  for task, spec in tasks.items()}
-    return Analysis({t: hits for t, hits in forbidden.items() if hits}, _uses_reference(per_cell, code_cells),
-                    _integrity_flags(per_cell, module))
+    walked = [[list(ast.walk(tree)) for tree in trees] for trees in per_cell]  # each cell's nodes, for both questions
+    return Analysis({t: hits for t, hits in forbidden.items() if hits}, _uses_reference(per_cell, walked, code_cells),
+                    _integrity_flags(walked, module))
 
 
 # What a TA should see: code that reaches for the grader's files, patches comparisons or otter, or
@@ -333,23 +344,23 @@ def _node_flags(node: ast.AST, patched: set[str]) -> set[str]:
     return set()
 
 
-def _integrity_flags(per_cell: list[list[ast.Module]], module: _Module) -> list[str]:
-    """Plain-language flags, each with the code cell it was found in."""
+def _integrity_flags(walked: list[list[list[ast.AST]]], module: _Module) -> list[str]:
+    """Plain-language flags, each with the code cell it was found in (``walked``: each cell's trees' nodes)."""
     flags = []
     patched = PATCHED_MODULES | {name for name, b in module.bindings.items() if b.imported}
-    for number, trees in enumerate(per_cell, start=1):
-        found = set().union(*(_node_flags(node, patched) for tree in trees for node in ast.walk(tree)))
+    for number, trees in enumerate(walked, start=1):
+        found = set().union(*(_node_flags(node, patched) for nodes in trees for node in nodes))
         flags += [f"code cell {number}: {why}" for why in sorted(found)]
     return flags
 
 
-def _uses_reference(per_cell: list[list[ast.Module]], sources: list[str]) -> bool:
+def _uses_reference(per_cell: list[list[ast.Module]], walked: list[list[list[ast.AST]]], sources: list[str]) -> bool:
     """Any mention of attn_ref: a submission that reaches for the answer key scores 0 on what it grades."""
-    for trees, source in zip(per_cell, sources):
+    for trees, cell_nodes, source in zip(per_cell, walked, sources):
         if not trees and REFERENCE in source:
             return True
-        for tree in trees:
-            for node in ast.walk(tree):
+        for nodes in cell_nodes:
+            for node in nodes:
                 if isinstance(node, ast.Name) and node.id == REFERENCE:
                     return True
                 if isinstance(node, (ast.Import, ast.ImportFrom)) and REFERENCE in _imported_modules(node):

@@ -386,6 +386,29 @@ def test_a_line_a_placeholder_passes_is_credited_only_beside_evidence_that_match
     assert credit(lines, {1: True, 2: False}) == lines  # an evidence line that passed credits the others
 
 
+def test_evidence_is_worked_out_only_where_it_decides_a_credit():
+    """Whether a line is evidence (placeholders tried on its inputs) is asked lazily: never of a line that failed,
+    at most once of each, and of no line after a passed one that is evidence; the credits are as if every
+    verdict had been worked out first."""
+    from attn_ref.grade.scoring.evidence import credit
+
+    asked: list[int] = []
+
+    def verdict(i: int, value: bool):
+        return lambda: asked.append(i) or value
+
+    lines = [(False, "general", 4, "differs"), (True, "one key", 2, ""), (True, "random", 4, ""), (True, "sums to 1", 2, "")]
+    lazy = {0: verdict(0, True), 1: verdict(1, False), 2: verdict(2, True), 3: verdict(3, False)}
+    assert credit(lines, lazy) == credit(lines, {0: True, 1: False, 2: True, 3: False}) == lines
+    assert asked == [1, 2]  # line 0 failed; line 3 was not needed once line 2 proved the task
+    asked.clear()
+    lines[2] = (False, "random", 4, "differs")
+    credited = credit(lines, lazy)
+    assert credited == credit(lines, {0: True, 1: False, 2: True, 3: False})
+    assert [ok for ok, *_ in credited] == [False, False, False, False]
+    assert asked == [1, 3]  # each passed line asked once, though the list is read twice
+
+
 def test_a_task_without_evidence_is_found_with_its_name():
     """check's question: with only its degenerate probe, c6 could never give correct work its points."""
     from attn_ref.grade.scoring.evidence import tasks_without_evidence

@@ -196,6 +196,11 @@ class _Watch:
                     if on_meta(_flat(args, kwargs)):
                         watch.meta_values_read = True
                     return func(*args, **kwargs)
+                if name in ("masked_fill", "masked_fill_") and _cpu_scalar_value(args, torch):
+                    # CUDA's masked_fill reads a 0-d CPU value (value.item()), as every elementwise op takes a CPU
+                    # scalar tensor; only torch's meta kernel demands the value on self's device, which would fail
+                    # correct code (`masked_fill(~mask, torch.tensor(-inf))`) on the device line.
+                    args = (*args[:2], args[2].to("meta"), *args[3:])
                 found = _on_cpu_stand_ins(func, args, kwargs, torch)
                 return func(*args, **kwargs) if found is _MISSING else found
 
@@ -236,6 +241,12 @@ class _Watch:
             return
         if isinstance(result, self.torch.Tensor):  # a view, copy or concatenation of a weight is that weight
             self.derived[result] = set(sources)
+
+
+def _cpu_scalar_value(args, torch) -> bool:
+    """Whether a masked_fill's self is on meta and its value a 0-d tensor elsewhere (a CPU scalar)."""
+    return (len(args) >= 3 and isinstance(args[0], torch.Tensor) and args[0].device.type == "meta"
+            and isinstance(args[2], torch.Tensor) and args[2].dim() == 0 and args[2].device.type != "meta")
 
 
 def _left_to_meta(func, args, kwargs, torch) -> bool:

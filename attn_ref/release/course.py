@@ -455,6 +455,12 @@ def _check_layout(layout: Layout, layout_path: Path, name: str) -> None:
                           "(a later task that calls it names it in builds_on)")
     if layout.visibility not in VISIBILITIES:
         raise CourseError(f"{layout_path}: visibility {layout.visibility!r} is not one of {', '.join(VISIBILITIES)}")
+    unlisted = sorted(path.name for path in layout_path.parent.iterdir() if path.is_dir() and path.name not in layout.units
+                      and any((path / f).is_file() for f in ("question.py", "task.py")))
+    if unlisted:
+        raise CourseError(f"{layout_path}: {unlisted[0]}/ holds a unit that units= does not list, so the build would "
+                          f"leave it out without a word: add {unlisted[0]!r} to units, or move the folder out of "
+                          f"{layout_path.parent.name}/ while it is a draft")
 
 
 def load_assignment(course: Path, entry: Entry) -> Assignment:

@@ -27,6 +27,40 @@ def points_problem(points) -> str:
     return ""
 
 
+def range_problem(answer: Answer) -> str:
+    """Why an answer's public range (``low``, ``high``) gives the answer away, or "": students read the range in
+    the public check's message, so a range that holds only values near the answer is the answer. A plausible
+    range reaches at least half the answer's size from it on one side (1 from an answer of 0)."""
+    if answer.kind not in ("int", "float") or answer.low is None or answer.high is None:
+        return ""
+    reach = abs(answer.expected) / 2 or 1
+    if max(answer.expected - answer.low, answer.high - answer.expected) >= reach:
+        return ""
+    return (f"its public range [{answer.low}, {answer.high}] gives the answer away: students see the range when they "
+            f"run the check, and every value in it is near the answer; give a plausible range (the order of magnitude, "
+            f"reaching at least half the answer's size from it), or only low= or high=")
+
+
+_EPS = {"float32": 2.0**-23, "float64": 2.0**-52}  # machine epsilon of each probe dtype
+
+
+def tolerance_problem(probe: Probe) -> str:
+    """Why a probe's own ``rtol``/``atol`` cannot be met by correct code, or "": a value that is not a number of
+    0 or more, or both below what the probe's dtype holds (a float32 result differs from the float64 reference by
+    its rounding alone, and a few operations take that to several eps), which would fail every correct solution
+    and name a mistake it does not make."""
+    given = {key: probe.options[key] for key in ("rtol", "atol") if key in probe.options}
+    for key, number in given.items():
+        if isinstance(number, bool) or not isinstance(number, (int, float)) or not number >= 0:
+            return f"{key}={number!r}; a tolerance is a number of 0 or more"
+    eps = _EPS[probe.dtype]
+    if len(given) == 2 and given["rtol"] + given["atol"] < 8 * eps:
+        return (f"rtol={given['rtol']:g} and atol={given['atol']:g} are below what {probe.dtype} holds (its precision is "
+                f"{eps:.1e}, and a few operations round by several times that): correct code fails them; allow at "
+                f"least {8 * eps:.0e} together, or leave them out for the default")
+    return ""
+
+
 @dataclass(frozen=True)
 class Parameter:
     """A number a question's variants vary: the variable the notebook defines for the student, the values
@@ -70,7 +104,7 @@ class Question:
         if self.parameters and len(self.variants()) > MAX_VARIANTS:
             raise ValueError(f"{self.name}: {len(self.variants())} combinations of parameters; at most {MAX_VARIANTS}")
         for answer in self.answers:
-            if problem := points_problem(answer.points):
+            if problem := points_problem(answer.points) or range_problem(answer):
                 raise ValueError(f"answer {answer.name!r}: {problem}")
 
     @property
@@ -101,6 +135,8 @@ class Question:
         if [(a.name, a.kind, a.points) for a in found] != [(a.name, a.kind, a.points) for a in self.answers]:
             raise ValueError(f"{self.name}: vary({values}) gives other answers than the default's (names, kinds, points)")
         for a, default in zip(found, self.answers):
+            if problem := range_problem(a):
+                raise ValueError(f"answer {a.name!r}: {problem}")
             if a.kind not in ("int", "float") and a.expected != default.expected:
                 raise ValueError(f"{self.name}: {a.name} is a {a.kind} answer and changes with the parameters; only "
                                  "int and float answers may vary")
@@ -145,7 +181,7 @@ class Task:
         if problem := unit_name_problem(self.name):
             raise ValueError(f"Task name {self.name!r}: {problem}")
         for probe in self.probes:
-            if problem := points_problem(probe.points):
+            if problem := points_problem(probe.points) or tolerance_problem(probe):
                 raise ValueError(f"probe {probe.name!r}: {problem}")
 
     @property

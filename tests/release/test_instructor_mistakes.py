@@ -128,11 +128,12 @@ def test_a_key_json_cannot_carry_is_refused_with_the_questions_file(tmp_path, ke
 def test_a_solution_that_breaks_in_the_students_environment_or_loses_a_line_is_named(tmp_path):
     """setup.py importing a package the students' lock lacks left the solution full marks (its functions were
     defined before the import raised) and every student a broken first cell; a probe tighter than float32
-    allows said only "zscore 5/6". Now the row names the cell's error, and the task's file and failing line."""
+    allows (or a solution that
+    returns float64 for float32) said only "zscore 5/6". Now the row names the cell's error, and the task's file and failing line."""
     course = tmp_path / "course"
     shutil.copytree(FIXTURE, course)
     (course / "stats" / "setup.py").write_text("import numpy as np\nimport rich\n")  # the builder's, not the students'
-    _edit(course / ZSCORE / "task.py", '"matches_reference"), **F32)', '"matches_reference"), options={"rtol": 1e-12, "atol": 0}, **F32)')
+    _edit(course / ZSCORE / "solution.py", "return centred / np.where", "return np.float64(1.0) * centred / np.where")
     rows = []
 
     def verify(staged, built):
@@ -371,3 +372,28 @@ def test_a_graded_cell_slow_in_the_builds_solution_run_stops_the_build(tmp_path,
                                          r"build's solution run; grading runs it for every student, with 180 s"):
         build(out, course, only="stats")
     assert not any(out.iterdir())
+
+
+@pytest.mark.parametrize("bounds", ["low=8, high=8", "low=7, high=9"])
+def test_a_public_range_that_gives_the_answer_away_is_refused(tmp_path, bounds):
+    """Students read the range in the public check ("at least 8, at most 8"): a range that holds only values near
+    the key is the key."""
+    _refused(tmp_path, lambda c: _edit(c / "quiz/mean/question.py", "len(DATA), low=1)", f"len(DATA), {bounds})"),
+             r"quiz/mean/question.py, line \d+: .*answer 'sample_size': its public range \[\d+, \d+\] gives the answer away",
+             only="quiz")
+
+
+def test_a_unit_folder_that_units_does_not_list_is_refused(tmp_path):
+    """Before, a unit written but not listed was left out of the notebook without a word."""
+    _refused(tmp_path, lambda c: shutil.copytree(c / "quiz/mean", c / "quiz/median"),
+             r"quiz/assignment.py: median/ holds a unit that units= does not list", only="quiz")
+
+
+@pytest.mark.parametrize("options, message", [
+    ('options={"rtol": 1e-9, "atol": 1e-9}, ', r"rtol=1e-09 and atol=1e-09 are below what float32 holds"),
+    ('options={"rtol": -1e-4}, ', r"rtol=-0.0001; a tolerance is a number of 0 or more")])
+def test_a_tolerance_correct_code_cannot_meet_is_refused(tmp_path, options, message):
+    """Before, a float32 probe allowed 1e-9 failed the solution itself, which the check then said "matches a known
+    mistake"."""
+    _refused(tmp_path, lambda c: _edit(c / ZSCORE / "task.py", '**F32)', f'{options}**F32)'),
+             rf"zscore/task.py, line \d+: .*probe 'float32 in, float32 out': {message}", only="stats")

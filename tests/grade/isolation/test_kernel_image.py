@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -125,9 +126,11 @@ def test_kernels_from_the_image_end_when_their_grader_is_killed(release, tmp_pat
     folder.mkdir()
     for name in ("a", "b"):
         nbformat.write(appended(notebook(release, "lab", "blank"), "import time\ntime.sleep(300)"), str(folder / f"{name}.ipynb"))
+    scratch = Path(tempfile.mkdtemp(prefix="attn-ref-test-"))  # the killed run's folders, removed below
+    scratch.chmod(0o711)  # kernels of other uids pass through, as through /tmp
     run = subprocess.Popen([sys.executable, "-m", "attn_ref", "grade", str(folder), "--autograder",
                             str(release[0] / "autograder/lab-autograder.zip"), "--out", str(tmp_path / "graded"),
-                            "--jobs", "2"], env={**os.environ, "ATTN_REF_NAMESPACES": namespaces},
+                            "--jobs", "2"], env={**os.environ, "ATTN_REF_NAMESPACES": namespaces, "TMPDIR": str(scratch)},
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def kernels() -> list[psutil.Process]:
@@ -160,6 +163,8 @@ def test_kernels_from_the_image_end_when_their_grader_is_killed(release, tmp_pat
         for p in running:
             with contextlib.suppress(psutil.Error):
                 p.kill()
+        psutil.wait_procs(running, timeout=10)
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def test_where_a_kernel_could_reach_the_image_it_is_not_used():

@@ -39,6 +39,7 @@ from pathlib import Path
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from ..inkernel.errors import GraderError
+from ..isolation.cleanup import scratch_folder
 from ..isolation.watchdog import Admission, Finished, Job, JobState, Prepare, Runner, as_json
 from ..results import Outcome, Results
 from ..scoring.autograder import unpack as unpack_autograder
@@ -111,7 +112,7 @@ class WorkerGrader:
     """One grader process of this worker (worker_service.py) for one autograder zip, in a private folder."""
 
     def __init__(self, zip_bytes: bytes, spawner: _Spawner):
-        self.folder = Path(tempfile.mkdtemp(prefix="attn-ref-worker-"))  # 0700: the worker's alone
+        self.folder = scratch_folder("worker")  # 0700: the worker's alone
         self.process: subprocess.Popen | None = None
         try:
             (self.folder / "autograder.zip").write_bytes(zip_bytes)

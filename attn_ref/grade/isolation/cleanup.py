@@ -13,6 +13,7 @@ import fcntl
 import os
 import pwd
 import random
+import re
 import signal
 import stat
 import tempfile
@@ -391,4 +392,39 @@ def remove_uid_leftovers(uid: int) -> int:
         else:
             libc.semctl(ident, 0, IPC_RMID)
         removed += 1
+    return removed
+
+
+# ---- a killed run's folders ------------------------------------------------------------------------------
+
+SCRATCH = re.compile(r"attn-ref-(grade|image|worker)-(\d+)-[^/]+")  # what scratch_folder names, with its maker's pid
+
+
+def scratch_folder(kind: str) -> Path:
+    """A fresh 0700 folder in the temporary folder, named for this process (``attn-ref-<kind>-<pid>-…``), so that a
+    later run can tell the folders of a run that was killed outright (no cleanup ran) by their maker being gone."""
+    return Path(tempfile.mkdtemp(prefix=f"attn-ref-{kind}-{os.getpid()}-"))
+
+
+def remove_leftovers() -> int:
+    """Remove the scratch folders whose maker is gone (a run killed outright: `kill -9`, an OOM kill): each held a
+    kernel's work folder, up to ``KernelCaps.disk_bytes``, and the submission's files. Only this user's folders; a
+    living process's, or one whose pid was reused since, is left alone. Returns how many were removed."""
+    removed = 0
+    try:
+        entries = list(os.scandir(tempfile.gettempdir()))
+    except OSError:
+        return 0
+    for entry in entries:
+        found = SCRATCH.fullmatch(entry.name)
+        if not found:
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or psutil.pid_exists(int(found.group(2))):
+            continue
+        remove_tree(entry.path)
+        removed += not os.path.lexists(entry.path)
     return removed

@@ -19,7 +19,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from ..inkernel.errors import GraderError
 from ..settings import IMAGE_READY_TIMEOUT
 from ..student_python import BOUNDS, IMAGE_SERVER
 from ..student_python.launch_image import Unavailable, ask
+from . import cleanup
 from .safeio import make_private_dir
 from .sandbox import SandboxPlan, kernel_env
 
@@ -56,7 +56,7 @@ class KernelImage:
         why = why_not(plan)
         if why:
             raise ImageError(why)
-        self.folder = Path(tempfile.mkdtemp(prefix="attn-ref-image-"))  # 0700: no kernel reaches the socket
+        self.folder = cleanup.scratch_folder("image")  # 0700: no kernel reaches the socket
         self.socket = self.folder / "image.sock"
         home = make_private_dir(self.folder, "home")
         env = kernel_env(plan, home, home)

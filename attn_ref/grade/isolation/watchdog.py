@@ -18,7 +18,6 @@ import os
 import select
 import signal
 import sys
-import tempfile
 import time
 import traceback
 from abc import ABC, abstractmethod
@@ -166,6 +165,7 @@ class Supervisor(Runner):
         self.running: dict[int, _Running] = {}
         self.stopping = False
         cleanup.become_subreaper()
+        cleanup.remove_leftovers()  # a run killed outright left its kernels' folders
         self._before = cleanup.child_pids()
         # a batch starts its kernels from one image (image.py) where that keeps every kernel out of its reach
         self.image: KernelImage | None = None
@@ -204,7 +204,7 @@ class Supervisor(Runner):
     # ---- starting and ending one grading process ------------------------------------------------------
 
     def _start(self, job: Job) -> None:
-        base = Path(tempfile.mkdtemp(prefix="attn-ref-grade-"))
+        base = cleanup.scratch_folder("grade")
         base.chmod(0o711)  # the kernel's user may pass through, not list
         jail = Jail(self.plan, base, self.image.socket if self.image else None)
         read_fd, write_fd = os.pipe()

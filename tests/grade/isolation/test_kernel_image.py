@@ -22,6 +22,7 @@ from attn_ref.grade import grade
 from attn_ref.grade.classroom.batch import grade_batch
 from attn_ref.grade.isolation.image import why_not
 from attn_ref.grade.isolation.sandbox import resolve
+from attn_ref.grade.isolation.watchdog import Supervisor
 
 
 @ROOT_ONLY
@@ -114,9 +115,10 @@ def test_a_kernel_from_the_image_reaches_neither_it_nor_the_kernels_after_it(rel
 
 @ROOT_ONLY
 @pytest.mark.parametrize("namespaces", ["auto", "off"])
-def test_kernels_from_the_image_end_when_their_grader_is_killed(release, tmp_path, namespaces):
+def test_kernels_from_the_image_end_when_their_grader_is_killed(release, tmp_path, namespaces, monkeypatch):
     """The supervisor killed outright (SIGKILL: no cleanup runs): each kernel's launcher, orphaned, kills its kernel
-    and ends, so no kernel runs on reparented (a TA's killed run left them running, a quarter GB each)."""
+    and ends, so no kernel runs on reparented (a TA's killed run left them running, a quarter GB each); the next
+    run removes the folders it left (each kernel's work folder, up to a GB)."""
     import signal
     import time
 
@@ -158,6 +160,13 @@ def test_kernels_from_the_image_end_when_their_grader_is_killed(release, tmp_pat
         run.wait()
         gone, alive = psutil.wait_procs(running + launchers, timeout=20)
         assert not alive, [(p.pid, " ".join(p.cmdline())[:80]) for p in alive]
+        # its folders (the kernels' work folders, the image's) are left; the next run's supervisor removes them
+        left = sorted(p.name for p in scratch.iterdir())
+        assert any(name.startswith(f"attn-ref-grade-{run.pid}-") for name in left), left
+        monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+        ours = Path(tempfile.mkdtemp(prefix=f"attn-ref-grade-{os.getpid()}-"))  # a living run's: kept
+        Supervisor(resolve(namespaces=namespaces)).close()
+        assert sorted(p.name for p in scratch.iterdir()) == [ours.name]
     finally:
         run.kill()
         for p in running:

@@ -142,6 +142,7 @@ class ProbeEvidence:
     probe: str | None
     passed: bool | None
     mistake: str | None
+    not_written: bool = False  # failed because the function returned None (not written yet): no mistake to name
 
     @classmethod
     def load(cls, data) -> ProbeEvidence | None:
@@ -153,7 +154,8 @@ class ProbeEvidence:
             value = data.get(key)
             return value if isinstance(value, kind) else None
 
-        return cls(typed("task", str), typed("probe", str), typed("passed", bool), typed("mistake", str))
+        return cls(typed("task", str), typed("probe", str), typed("passed", bool), typed("mistake", str),
+                   typed("not_written", bool) is True)
 
 
 RESULTS_KEYS = ("score", "output", "output_format", "tests", "extra_data", "execution_time")

@@ -27,6 +27,11 @@ def test_solution_full_blank_zero(release, grade_notebook, name):
     written = [t for t in results["tests"] if "written" in t.get("tags", [])]
     assert all(t["max_score"] == 0 and t["visibility"] == "hidden" for t in written)
     assert (len(written) > 0) == (name == "practice")  # practice has written parts, the lab none
+    # the lab's lines: each returned None, recorded as a value; not where a stand-in was sent (c2, c5, c6: nothing
+    # the kernel says after that reaches results, withheld.py)
+    probes = results["extra_data"].get("probes", [])
+    unwritten = {p["task"] for p in probes if p.get("not_written") is True}
+    assert unwritten == ({"c1", "c3", "c4", "c7", "c8"} if name == "lab" else set())
 
 
 def test_a_grader_whose_temporary_folder_is_in_dev_shm_grades_as_from_tmp(release, grade_notebook, monkeypatch):

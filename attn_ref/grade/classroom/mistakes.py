@@ -14,9 +14,11 @@ from pathlib import Path
 
 from ..checks_json import FunctionUnit
 from ..owned import write_private
+from ..results import ProbeEvidence
 from .spreadsheet import write_csv
 
 NO_MATCH = "(failed, no known mistake matched)"
+NOT_WRITTEN = "(not written: the function returned None)"
 FIELDS = ("task", "line", "mistake", "submissions")
 
 
@@ -30,6 +32,7 @@ class LineCount:
     failed: int = 0
     mistakes: Counter = field(default_factory=Counter)  # named mistake -> submissions
     unexplained: int = 0  # failed, and no known mistake matched
+    not_written: int = 0  # failed because the function returned None: nothing a mutant could explain
 
     @property
     def pass_rate(self) -> float:
@@ -42,20 +45,22 @@ def line_counts(book) -> list[LineCount]:
     lines = {(task, line): LineCount(task, line) for task, line in _declared(book)}
     order = {key: i for i, key in enumerate(lines)}
     for g in book.with_grade:
-        seen: dict[tuple[str, str], tuple[bool, str | None]] = {}
+        seen: dict[tuple[str, str], ProbeEvidence] = {}
         for p in g.results.probes:
             key = (p.task, p.probe)
             if key in lines and p.passed is not None and key not in seen:  # a line counts once per submission
-                seen[key] = (p.passed, p.mistake)
-        for key, (passed, mistake) in seen.items():
+                seen[key] = p
+        for key, p in seen.items():
             count = lines[key]
             count.graded += 1
-            if not passed:
+            if not p.passed:
                 count.failed += 1
-                if mistake is None:
-                    count.unexplained += 1
+                if p.mistake is not None:
+                    count.mistakes[p.mistake] += 1
+                elif p.not_written:
+                    count.not_written += 1
                 else:
-                    count.mistakes[mistake] += 1
+                    count.unexplained += 1
     return sorted((c for c in lines.values() if c.graded), key=lambda c: (c.pass_rate, order[c.task, c.line]))
 
 
@@ -70,19 +75,19 @@ def counts(book) -> list[tuple[str, str, int]]:
     declared = set(_declared(book))
     for g in book.with_grade:
         seen: dict[str, set] = {}
-        failed: set[str] = set()
+        failed: dict[str, bool] = {}  # task -> whether every failed line of it was not written
         for p in g.results.probes:  # each line's fields typed (results.ProbeEvidence): a wrong type reads as None
             if (p.task, p.probe) not in declared or p.passed is not False:
                 continue
-            failed.add(p.task)
+            failed[p.task] = failed.get(p.task, True) and p.not_written
             if p.mistake is not None:
                 seen.setdefault(p.task, set()).add(p.mistake)
-        for task in failed:
-            for mistake in seen.get(task) or {NO_MATCH}:
+        for task, unwritten in failed.items():
+            for mistake in seen.get(task) or {NOT_WRITTEN if unwritten else NO_MATCH}:
                 found[task, mistake] += 1
     order = {name: i for i, name in enumerate(book.units)}
     return sorted(((task, mistake, n) for (task, mistake), n in found.items()),
-                  key=lambda row: (order.get(row[0], len(order)), row[1] == NO_MATCH, -row[2], row[1]))
+                  key=lambda row: (order.get(row[0], len(order)), row[1] in (NO_MATCH, NOT_WRITTEN), -row[2], row[1]))
 
 
 def csv_rows(lines: list[LineCount]) -> list[tuple[str, str, str, int]]:
@@ -92,6 +97,7 @@ def csv_rows(lines: list[LineCount]) -> list[tuple[str, str, str, int]]:
         named = sorted(c.mistakes.items(), key=lambda item: (-item[1], item[0]))
         rows += [(c.task, c.line, mistake, n) for mistake, n in named]
         rows += [(c.task, c.line, NO_MATCH, c.unexplained)] if c.unexplained else []
+        rows += [(c.task, c.line, NOT_WRITTEN, c.not_written)] if c.not_written else []
     return rows
 
 
@@ -112,7 +118,7 @@ def _chart(rows: list[tuple[str, str, int]], assignment: str) -> bytes:
 
     labels = [f"{task}: {mistake[:60]}" for task, mistake, _ in rows]
     fig, ax = plt.subplots(figsize=(10, 0.35 * len(rows) + 1.2))
-    ax.barh(range(len(rows)), [n for *_, n in rows], color=["#bbb" if m == NO_MATCH else "#4a7ab5" for _, m, _ in rows])
+    ax.barh(range(len(rows)), [n for *_, n in rows], color=["#bbb" if m in (NO_MATCH, NOT_WRITTEN) else "#4a7ab5" for _, m, _ in rows])
     ax.set_yticks(range(len(rows)), labels, fontsize=8)
     ax.invert_yaxis()
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -141,12 +147,14 @@ def section(lines: list[LineCount]) -> str:
         more = len(c.mistakes) - SHOWN_MISTAKES
         why += [f"… {more} more named mistakes (mistakes.csv)"] if more > 0 else []
         why += [f"<i>no known mistake</i>: {c.unexplained}"] if c.unexplained else []
+        why += [f"<i>not written</i> (returned None): {c.not_written}"] if c.not_written else []
         rows.append(f"<tr><td>{html.escape(c.task)}</td><td>{html.escape(c.line)}</td><td><b>{c.pass_rate:.0%}</b></td>"
                     f"<td>{c.failed} of {c.graded}</td><td>{'<br>'.join(why)}</td></tr>")
     passed = len(lines) - len(failed)
     return ('<section id="lines"><h2>Lines the class failed</h2><p class="note">Each probe line the class was graded on, '
             "the lowest pass rate first; under each, the submissions that failed it with each known mistake (a "
-            "mutant of the task matched) and those no known mistake explains (candidates for a new mutant or a hint)"
+            "mutant of the task matched), those no known mistake explains (candidates for a new mutant or a hint) and "
+            "those whose function was not written (it returned None)"
             + (f"; {passed} lines every submission passed are not listed" if passed else "") + ". Also in mistakes.csv "
             "(per line) and mistakes.png (per task).</p><table><tr><th>task</th><th>line</th><th>passed</th><th>failed"
             f"</th><th>why</th></tr>{''.join(rows)}</table></section>")

@@ -27,8 +27,8 @@ from .inputs import Input, generate, probe_rng, reference_outputs
 
 VALUE_CHECKS = ("matches_reference", "precision_kept")  # comparators that compare values with the reference
 PLACEHOLDERS = "zeros, ones, an input returned"  # what a student reads; the full family is above
-NOT_CREDITED = (f"passed, but not counted yet: code that does none of the task ({PLACEHOLDERS}) passes this line "
-                "too, so it counts once one of this task's general cases (random inputs) passes as well")
+NOT_CREDITED = (f"passed, but not counted: code that does none of the task ({PLACEHOLDERS}) passes this line "
+                "too, so it counts only where one of this task's general cases (random inputs) passes as well")
 CHECK_SEEDS = range(20)  # seeds `attn-ref check` samples inputs under, as gradings would
 
 

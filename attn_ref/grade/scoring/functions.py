@@ -127,7 +127,8 @@ def _one_digit(error: float | None) -> float | None:
 @dataclass
 class TaskEvidence:
     """What one task's grading records beside its entry: its lines of extra_data["probes"] (task, probe, device,
-    dtype, passed, max_error, and the known mistake a failed one was recognised as: results.ProbeEvidence
+    dtype, passed, max_error, not_written where the function returned None, and the known mistake a failed one was
+    recognised as: results.ProbeEvidence
     reads them back), the forbidden names it called, and the labels of the lines that earned points."""
 
     probes: list[dict]
@@ -199,7 +200,8 @@ def grade_task(ctx: GradingContext, t_index: int, task: FunctionUnit, by_name: d
         if "match" in stats:
             matches.append((len(lines), len(report), stats["match"]))
         report.append({"task": task.name, "probe": probe.name, "device": probe.device, "dtype": probe.dtype,
-                       "passed": ok, "max_error": _one_digit(stats.get("max_error"))})
+                       "passed": ok, "max_error": _one_digit(stats.get("max_error")),
+                       **({"not_written": True} if stats.get("not_written") else {})})
         tripped.update(forbidden)
         hung = status in (Status.TIMEOUT, Status.BUDGET)  # spare the budget for the other tasks
         crashes += status is Status.DEAD

@@ -653,10 +653,11 @@ def test_results_written_before_the_hashes_had_names_of_their_own_still_count(tm
 
 
 def test_the_class_report_counts_each_named_mistake_and_the_failures_no_mutant_explains(tmp_path):
+    """A function not written (it returned None) is counted apart: it is no failure a new mutant could explain."""
     from attn_ref.grade.checks_json import Checks, FunctionUnit, Probe
     from attn_ref.grade.classroom.discover import Submission
     from attn_ref.grade.classroom.gradebook import Gradebook, Graded
-    from attn_ref.grade.classroom.mistakes import NO_MATCH, counts, line_counts, section, write_mistakes
+    from attn_ref.grade.classroom.mistakes import NO_MATCH, NOT_WRITTEN, counts, line_counts, section, write_mistakes
 
     def graded(*probes):
         results = {"tests": [], "extra_data": {"outcome": "graded", "probes": list(probes)}}
@@ -664,22 +665,25 @@ def test_the_class_report_counts_each_named_mistake_and_the_failures_no_mutant_e
 
     scaled = {"task": "c3", "probe": "no mask", "passed": False, "mistake": "scales by d"}
     unknown = {"task": "c3", "probe": "no mask", "passed": False}
+    blank = {"task": "c3", "probe": "no mask", "passed": False, "not_written": True}
     c3 = FunctionUnit("c3", probes=(Probe("no mask", 1), Probe("float32", 1), Probe("meta", 1)))
     book = Gradebook(Checks("lab", (c3,)), [
         graded(scaled, dict(scaled, probe="float32")), graded(scaled), graded(unknown),
         graded({"task": "c3", "probe": "no mask", "passed": True}, {"task": "c3", "probe": "float32", "passed": True},
                {"task": "c3", "probe": "undeclared", "passed": False}),
-        graded("not a probe", {"task": 3, "passed": False})])
-    assert counts(book) == [("c3", "scales by d", 2), ("c3", NO_MATCH, 1)]
+        graded("not a probe", {"task": 3, "passed": False}), graded(blank, dict(blank, probe="float32"), "x", "y")])
+    assert counts(book) == [("c3", "scales by d", 2), ("c3", NO_MATCH, 1), ("c3", NOT_WRITTEN, 1)]
     lines = line_counts(book)  # the most failed share first; an undeclared line is not counted
-    assert [(c.line, c.graded, c.failed, dict(c.mistakes), c.unexplained) for c in lines] == [
-        ("no mask", 4, 3, {"scales by d": 2}, 1), ("float32", 2, 1, {"scales by d": 1}, 0)]
+    assert [(c.line, c.graded, c.failed, dict(c.mistakes), c.unexplained, c.not_written) for c in lines] == [
+        ("no mask", 5, 4, {"scales by d": 2}, 1, 1), ("float32", 3, 2, {"scales by d": 1}, 0, 1)]
     page = section(lines)
-    assert page.index("no mask") < page.index("float32") and "25%" in page and "<i>no known mistake</i>: 1" in page
+    assert page.index("no mask") < page.index("float32") and "20%" in page and "<i>no known mistake</i>: 1" in page
+    assert "<i>not written</i> (returned None): 1" in page
     write_mistakes(tmp_path, book)
     with open(tmp_path / "mistakes.csv", encoding="utf-8-sig", newline="") as f:
         assert list(csv.reader(f)) == [["task", "line", "mistake", "submissions"], ["c3", "no mask", "scales by d", "2"],
-                                       ["c3", "no mask", NO_MATCH, "1"], ["c3", "float32", "scales by d", "1"]]
+                                       ["c3", "no mask", NO_MATCH, "1"], ["c3", "no mask", NOT_WRITTEN, "1"],
+                                       ["c3", "float32", "scales by d", "1"], ["c3", "float32", NOT_WRITTEN, "1"]]
     assert (tmp_path / "mistakes.png").read_bytes()[:4] == b"\x89PNG"
 
 

@@ -294,6 +294,23 @@ def test_only_an_earlier_function_that_lost_points_is_stood_in_for():
     assert stand_ins(units, lost) == {"causal_mask": units["c4"].substitute}
 
 
+@pytest.mark.parametrize("miss, hinted", [(1e-3, True), (0.3, False)])
+def test_the_precision_hint_is_given_only_for_a_miss_the_size_of_rounding(tmp_path, miss, hinted):
+    """float32 internals miss c3's precision line by 1e-4 to 2e-3; a wrong formula (d for √d, the wrong axis) by
+    0.2 or more, and was told to look at float32 and the max subtraction."""
+    from attn_ref.grade.scoring.comparators import Observation, check_probe
+
+    reference = np.linspace(1.0, 2.0, 6).reshape(2, 3)
+    np.save(tmp_path / "out0.npy", reference * (1 + miss), allow_pickle=False)
+    reply = {"protocol": 1, "ok": True, "form": "single", "count": 1,
+             "outputs": [{"kind": "ndarray", "dtype": "float64", "device": "cpu", "shape": [2, 3], "file": "out0.npy"}]}
+    obs = Observation(parse_call_reply(json.dumps(reply).encode()), tmp_path, None)
+    task = FunctionUnit("c1", framework="numpy", outputs=("out",))
+    ok, message = check_probe(task, Probe("p", 1, checks=("precision_kept",)), [], [reference], obs)
+    assert not ok and "differs from the reference" in message
+    assert ("float32 arithmetic" in message) is hinted
+
+
 def test_a_dtype_the_saved_values_do_not_have_is_malformed(tmp_path):
     """A reply that calls float64 values float32 (an ndarray subclass with a lying dtype) fails the dtype probe."""
     from attn_ref.grade.scoring.comparators import Observation, check_probe
@@ -379,7 +396,7 @@ def test_a_line_a_placeholder_passes_is_credited_only_beside_evidence_that_match
     credited = credit(lines, evidence)
     assert [ok for ok, *_ in credited] == [False, False, False, False]
     message = credited[1][3]
-    assert "not counted yet" in message and "does none of the task" in message and "general cases" in message
+    assert "but not counted:" in message and "does none of the task" in message and "general cases" in message
     lines[0] = (True, "general case", 4, "")
     assert credit(lines, evidence) == lines
     lines[0] = (False, "general case", 4, "differs")

@@ -8,8 +8,8 @@ One row per change, applied from the top down::
     00123,c3,,+1,,regrade request 14: the mask is right,sam,2026-03-02
     bob@uni.edu,q4,,,2,read 0.5 as 05 (a typo the prompt invited),kim,2026-03-03
 
-- student: a SID or an email of the class, as grades.csv shows them (a spreadsheet's dropped leading zeros
-  aside), or, in a class with no export (no SIDs), grades.csv's name or submission. A group's members share one
+- student: a SID or an email of the class, as grades.csv shows them (or a SID without the leading zeros a
+  spreadsheet drops; one typed with zeros is that SID alone), or, in a class with no export (no SIDs), grades.csv's name or submission. A group's members share one
   submission: a row naming any of them adjusts it for all.
 - question: one of grades.csv's question columns (c3, q4, q1_written).
 - line: optional, one line of it (a probe of a task, an answer of a question: report.html and mistakes.csv
@@ -240,7 +240,7 @@ def write_template(path: Path) -> None:
 # ---- resolving and applying ----------------------------------------------------------------------------
 
 def _sid_key(sid: str) -> str:
-    """A SID as compared: a spreadsheet drops leading zeros (00123 is 123)."""
+    """A SID without its leading zeros, which a spreadsheet drops (00123 is shown 123)."""
     return sid.lstrip("0") or "0"
 
 
@@ -254,13 +254,15 @@ class _Students:
     export), each as grades.csv shows it: a TA's cell compares equal whether their spreadsheet kept its ' or not."""
 
     def __init__(self, book):
-        self.by_sid: dict[str, list] = {}
+        self.by_sid: dict[str, list] = {}  # as grades.csv shows it
+        self.by_sid_unzeroed: dict[str, list] = {}  # without its leading zeros (_sid_key)
         self.by_email: dict[str, list] = {}
         self.by_name: dict[str, list] = {}
         for g in book.graded:
             for person in g.sub.people:
                 if sid := safe_cell(person.sid):
-                    self.by_sid.setdefault(_sid_key(sid), []).append(g)
+                    self.by_sid.setdefault(sid, []).append(g)
+                    self.by_sid_unzeroed.setdefault(_sid_key(sid), []).append(g)
                 if email := safe_cell(person.email):
                     self.by_email.setdefault(_email_key(email), []).append(g)
             self.by_name.setdefault(safe_cell(g.sub.file_name), []).append(g)
@@ -272,7 +274,10 @@ class _Students:
     def find(self, student: str) -> list:
         """The submissions a typed SID, email or submission names (each once, a group's too)."""
         typed = safe_cell(student)
-        found = [*self.by_sid.get(_sid_key(typed), []), *self.by_email.get(_email_key(typed), []), *self.by_name.get(typed, [])]
+        # a SID typed without leading zeros may be a spreadsheet's display of one with them (123 for 00123); one typed
+        # with them is that SID alone (00789 is never the 789 of another student)
+        unzeroed = self.by_sid_unzeroed.get(typed, []) if typed == _sid_key(typed) else []
+        found = [*self.by_sid.get(typed, []), *unzeroed, *self.by_email.get(_email_key(typed), []), *self.by_name.get(typed, [])]
         return list({id(g): g for g in found}.values())
 
     def why_none(self, student: str, found: list) -> str:

@@ -222,6 +222,21 @@ def test_a_student_is_named_by_sid_or_email(tmp_path, typed):
     assert applied.submission == "s1" and (applied.before, applied.after) == (1.0, 2.0)
 
 
+@pytest.mark.parametrize("typed", ["0000123", "0456"])
+def test_a_sid_typed_with_leading_zeros_is_that_sid_alone(tmp_path, typed):
+    """00789 is never another student's 789 (a student could take a classmate's SID without its zeros); only a SID
+    typed without them may be a spreadsheet's display of one with them (123 for 00123)."""
+    out, subs = tmp_path / "graded", _class(tmp_path)
+    subs.append(Submission("s4", tmp_path / "s4.ipynb", [{"name": "Mal", "sid": "456", "email": "mal@uni.edu"}]))
+    private_folder(out)
+    _results(out, "s4", {"c3": 1.0, "q4": 0.0}, "v1")
+    (out / FILE).write_text(HEADER + f"{typed},c3,,+1,,r,sam\n", encoding="utf-8")
+    book = _grade(out, subs, "v1")
+    assert not book.adjustments.applied
+    (refused,) = book.adjustments.not_applied
+    assert refused.problem is Problem.NO_STUDENT
+
+
 @pytest.mark.parametrize("typed", ["ada", "ada.ipynb", "'-rf_q", "-rf_q"])
 def test_a_plain_folders_submission_is_named_as_grades_csv_names_it(tmp_path, typed):
     """A class with no export has no SIDs: a row names a file by grades.csv's name column (what a TA reads first) or

@@ -23,6 +23,7 @@ MAX_NOTEBOOK = 64 << 20  # a notebook's bytes (honest ones embed plots), checked
 MAX_ZIP = 4 * MAX_NOTEBOOK  # a submission zip's bytes: the largest file a submission is read from
 MAX_ARCHIVE_MEMBERS = 10_000
 MAX_FOLDER_ENTRIES = 10_000
+MAX_FOLDER_DEPTH = 64  # folders below a submission: a real one nests a few; 2,000 pass the longest path the system takes
 
 
 class SubmissionError(GraderError):
@@ -117,15 +118,20 @@ def load(path: str | Path) -> tuple[nbformat.NotebookNode, str]:
 
 
 def files(folder: Path, limit: int = MAX_FOLDER_ENTRIES) -> tuple[list[Path], bool]:
-    """The regular files under ``folder`` in a fixed order (no link followed), at most ``limit`` of them, and
-    whether there were more. An unreadable folder raises OSError."""
-    found, stack = [], [Path(folder)]
+    """The regular files under ``folder`` in a fixed order (no link followed), at most ``limit`` of them and none
+    deeper than MAX_FOLDER_DEPTH folders, and whether there were more (a folder 2,000 deep passes the system's
+    longest path: walking it raised, and its class folder read as holding no notebook). An unreadable folder
+    raises OSError."""
+    found, stack = [], [(Path(folder), 0)]
     while stack:
-        for entry in sorted(os.scandir(stack.pop()), key=lambda e: e.name):
+        here, depth = stack.pop()
+        for entry in sorted(os.scandir(here), key=lambda e: e.name):
             if len(found) >= limit:
                 return found, True
             if entry.is_dir(follow_symlinks=False):
-                stack.append(Path(entry.path))
+                if depth >= MAX_FOLDER_DEPTH:
+                    return found, True
+                stack.append((Path(entry.path), depth + 1))
             elif entry.is_file(follow_symlinks=False):
                 found.append(Path(entry.path))
     return found, False
@@ -135,7 +141,8 @@ def _walk(folder: Path) -> list[Path]:
     """Files under a submission folder (no links followed), at most MAX_FOLDER_ENTRIES of them."""
     found, more = files(folder)
     if more:
-        raise SubmissionError(f"the folder {folder.name} holds more than {MAX_FOLDER_ENTRIES} files")
+        raise SubmissionError(f"the folder {folder.name} holds more than {MAX_FOLDER_ENTRIES} files, or folders more "
+                              f"than {MAX_FOLDER_DEPTH} deep")
     return found
 
 

@@ -79,10 +79,19 @@ def _roster(path: Path, reader: csv.DictReader) -> Roster:
     rows = []
     for row in reader:
         student = (row.get("Student") or "").strip()
-        if student.startswith("Points Possible") or student in ("", "Student, Test"):
-            continue  # Canvas's own extra rows
+        if _canvas_own(student, row):
+            continue
         rows.append({k: (row.get(k) or "").strip() for k in ROSTER_FIELDS})
     return Roster(rows, [name for name in header if name and name not in ROSTER_FIELDS])
+
+
+def _canvas_own(student: str, row: dict) -> bool:
+    """Canvas's own extra rows, by what Canvas writes in them and no student's row has: "Points Possible" with no
+    ID, its test student ("Student, Test") with no SIS ID, a row with no name. A student of either name keeps
+    their row (they have IDs)."""
+    ids = [(row.get(k) or "").strip() for k in ("ID", "SIS User ID", "SIS Login ID")]
+    return (not student or (student == "Points Possible" and not ids[0])
+            or (student == "Student, Test" and not ids[1] and not ids[2]))
 
 
 _CANVAS_ID = re.compile(r"\s*\(\d+\)\s*$")  # the " (55501)" Canvas puts after an assignment's name

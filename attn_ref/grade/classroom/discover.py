@@ -129,12 +129,38 @@ def is_batch(path: Path) -> bool:
         is_notebook_or_zip(p) or p.is_dir() for p in path.iterdir() if not p.name.startswith(".")))
 
 
+def _submitters(entry) -> list:
+    submitters = entry.get(":submitters") if isinstance(entry, dict) else None
+    return submitters if isinstance(submitters, list) else []
+
+
 def _students(entry) -> list[dict]:
     """The submitters an export entry names, each field plain text, at most MAX_SUBMITTERS (YAML aliases can
     make one list stand for every entry: bounded here, memory and time stay proportional to the file)."""
-    submitters = entry.get(":submitters") if isinstance(entry, dict) else None
+    entries = entry.entries if isinstance(entry, Repeated) else [entry]
+    listed = [s for e in entries for s in _submitters(e)[:MAX_SUBMITTERS]][:MAX_SUBMITTERS]
     return [{"name": _field(s.get(":name")), "sid": _field(s.get(":sid")), "email": _field(s.get(":email"))}
-            for s in (submitters if isinstance(submitters, list) else [])[:MAX_SUBMITTERS] if isinstance(s, dict)]
+            for s in listed if isinstance(s, dict)]
+
+
+def _entry_problem(folder: str, entry) -> str:
+    """Why an export's entry cannot be taken as it stands (listed twice, not a mapping, a key of it twice), or "":
+    each is a broken or edited export, told in the row instead of a student dropped in silence."""
+    if isinstance(entry, Repeated):
+        return (f"the export's {METADATA} lists {folder} {len(entry.entries)} times, so which submitters and score are "
+                "its own is unknown (an edited or broken export); its submitters are each named here")
+    if not isinstance(entry, dict):
+        return f"the export's entry for {folder} is not a mapping (its submitters and score)"
+    if twice := [str(key) for key, value in entry.items() if isinstance(value, Repeated)]:
+        return f"the export's entry for {folder} gives {plain_text(twice[0])[:40]!r} more than once (an edited or broken export)"
+    return ""
+
+
+def _too_many(folder: str, entry) -> str:
+    if len(_submitters(entry)) <= MAX_SUBMITTERS:
+        return ""
+    return (f"the export names {len(_submitters(entry))} submitters for {folder}, more than the {MAX_SUBMITTERS} a "
+            f"submission is read with (an edited or broken export?); the first {MAX_SUBMITTERS} are named here")
 
 
 def _field(value) -> str:
@@ -170,13 +196,43 @@ def has_notebook(path: Path) -> bool:
     return more or any(is_notebook_or_zip(p) for p in found)
 
 
+@dataclass(frozen=True)
+class Repeated:
+    """A key a YAML mapping gives more than once, with every value it was given, in order (YAML forbids it; a
+    plain loader keeps the last value alone, and a submission listed twice lost its first submitters)."""
+
+    entries: tuple
+
+
+def _keeping_repeats(loader):
+    """``loader``'s class whose mappings keep a repeated key's values (Repeated) instead of the last alone."""
+    import yaml
+
+    class Loader(loader):
+        def construct_mapping(self, node, deep=False):
+            if not isinstance(node, yaml.MappingNode):
+                raise yaml.constructor.ConstructorError(None, None, "expected a mapping", node.start_mark)
+            values: dict = {}
+            for key_node, value_node in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                try:
+                    hash(key)
+                except TypeError:
+                    raise yaml.constructor.ConstructorError(None, None, "a key that is not a plain value",
+                                                            key_node.start_mark) from None
+                values.setdefault(key, []).append(self.construct_object(value_node, deep=deep))
+            return {key: found[0] if len(found) == 1 else Repeated(tuple(found)) for key, found in values.items()}
+
+    return Loader
+
+
 def _metadata(path: Path) -> dict:
     import yaml  # only TAs' exports need it; Gradescope's grader environment does without
 
     if (path / METADATA).stat().st_size > MAX_METADATA:
         raise AutograderError(f"{path / METADATA} is larger than {MAX_METADATA >> 20} MB")
     try:  # every scalar a string: an unquoted SID such as 00123 stays 00123 (YAML 1.1 reads it as octal)
-        loader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)  # libyaml's where PyYAML has it: the same, faster
+        loader = _keeping_repeats(getattr(yaml, "CBaseLoader", yaml.BaseLoader))  # libyaml's where PyYAML has it
         found = yaml.load((path / METADATA).read_text(encoding="utf-8"), Loader=loader) or {}
     except (yaml.YAMLError, UnicodeDecodeError) as err:
         raise AutograderError(f"{path / METADATA} is not valid YAML: {plain_text(str(err))[:300]}") from None
@@ -198,14 +254,16 @@ def _from_export(path: Path, refused: dict[str, str]) -> list[Submission]:
                          _students(entry), gradescope=_gradescope_scores(entry), from_export=True)
         if not _folder_name(folder):
             sub.problem = f"the export lists {plain_text(str(folder))[:100]!r}, which is not the name of a folder inside it"
-        elif not isinstance(entry, dict):
-            sub.problem = f"the export's entry for {plain_text(folder)} is not a mapping (its submitters and score)"
+        elif problem := _entry_problem(plain_text(folder), entry):
+            sub.problem = problem
         elif sub.path.is_symlink():
             sub.problem = f"the export's {plain_text(folder)} is a link, which is never followed"
         elif folder in refused:
             sub.problem, sub.fault = f"the submission was not unpacked: {refused[folder]}", Outcome.STUDENT
         elif not sub.path.is_dir():
             sub.problem = f"the export lists {plain_text(folder)} but has no such folder"
+        elif too_many := _too_many(plain_text(folder), entry):
+            sub.problem = too_many
         found.append(sub)
     names = {str(folder) for folder in listed}
     for extra in sorted(path.iterdir()):  # a submission's folder the metadata forgot: a row that says so, not silence

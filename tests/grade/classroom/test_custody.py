@@ -379,6 +379,27 @@ def test_a_folder_the_exports_metadata_does_not_list_is_a_row_that_says_so(tmp_p
     assert forgotten.students == []
 
 
+def test_a_submission_listed_twice_names_every_submitter_and_is_not_graded(tmp_path):
+    """YAML forbids a key twice; a plain loader kept the last entry alone, and the first entry's student vanished
+    from every file. Both entries' students are named in a row that says why it has no grade."""
+    from attn_ref.grade.classroom.discover import discover
+
+    export = tmp_path / "export"
+    for name in ("submission_1", "submission_2"):
+        (export / name).mkdir(parents=True)
+        (export / name / "lab.ipynb").write_bytes(_notebook_bytes())
+    (export / "submission_metadata.yml").write_text(
+        "submission_1:\n  :submitters: [{':name': First, ':sid': '1'}]\n"
+        "submission_2:\n  :submitters: [{':name': Other, ':sid': '3'}]\n  :score: 1\n  :score: 9\n"
+        "submission_1:\n  :submitters: [{':name': Second, ':sid': '2'}]\n")
+    subs = {s.key: s for s in discover(export, tmp_path / "out")}
+    assert sorted(subs) == ["submission_1", "submission_2"]
+    assert "lists submission_1 2 times" in subs["submission_1"].problem
+    assert [p["name"] for p in subs["submission_1"].students] == ["First", "Second"]
+    assert "gives ':score' more than once" in subs["submission_2"].problem
+    assert [p["name"] for p in subs["submission_2"].students] == ["Other"]
+
+
 def test_a_file_names_accents_reach_the_row_its_key_stays_plain(tmp_path):
     """A plain class folder's row is named as the file is (José Núñez), through the one text rule; only the
     key (results/<key>.json) keeps to safe characters; two names alike keep two keys."""
@@ -411,7 +432,8 @@ def test_a_malformed_entry_or_a_link_costs_only_its_own_submission(tmp_path):
     (export / "submission_metadata.yml").write_text(f"s1: hello\ns2:\n  :submitters: &all\n{many}\ns3:\n  :submitters: *all\n")
     subs = {s.key: s for s in discover(export, tmp_path / "out")}
     assert "is not a mapping" in subs["s1"].problem and subs["s1"].students == []
-    assert subs["s2"].problem == "" and len(subs["s2"].students) == MAX_SUBMITTERS
+    assert subs["s2"].problem.startswith("the export names 400 submitters for s2, more than the 50")  # not graded,
+    assert len(subs["s2"].students) == MAX_SUBMITTERS  # and said so: before, the rest vanished from every file
     assert "is a link, which is never followed" in subs["s3"].problem
     (export / "submission_metadata.yml").unlink()
     (export / "submission_metadata.yml").mkdir()
@@ -668,3 +690,47 @@ def test_a_canvas_assignment_the_roster_lacks_is_warned_about(tmp_path):
         assert warnings == [f"canvas.csv: --canvas-assignment {typo!r} is not a column of the roster, so Canvas's import adds a "
                             "new assignment by that name; to fill an existing one, pass its column as the roster writes it "
                             "(its assignments: 'Lab 3.1 (12345)', 'Quiz 2 (12346)')"]
+
+
+def test_a_student_named_as_canvas_names_its_own_rows_keeps_their_row(tmp_path):
+    """Canvas's "Points Possible" row has no ID and its test student no SIS ID; a student of either name has IDs and
+    keeps their row (before, any row whose name began "Points Possible" was dropped, and its student unmatched)."""
+    from attn_ref.grade.classroom.canvas import read_roster
+
+    roster = tmp_path / "roster.csv"
+    roster.write_text("Student,ID,SIS User ID,SIS Login ID,Section,Lab (1)\n    Points Possible,,,,,80\n"
+                      "\"Student, Test\",999,,,S1,\nPoints Possible,106,505,pp@uni.edu,S1,\n"
+                      "\"Student, Test\",107,506,test@uni.edu,S1,\nPoints Possible Jr,108,507,ppj@uni.edu,S1,\n",
+                      encoding="utf-8")
+    assert [(r["Student"], r["ID"]) for r in read_roster(roster).rows] == [
+        ("Points Possible", "106"), ("Student, Test", "107"), ("Points Possible Jr", "108")]
+
+
+def test_a_folder_deeper_than_any_path_is_its_students_row_and_the_class_goes_on(tmp_path):
+    """A student's folder nested 2,100 deep passes the longest path the system takes: walking it raised, so the
+    class read as holding no notebook and nobody was graded. Now the walk stops at MAX_FOLDER_DEPTH, the folder is
+    that student's submission, and reading it says why it cannot be graded."""
+    from attn_ref.grade.classroom.discover import discover, has_notebook
+    from attn_ref.grade.submission import MAX_FOLDER_DEPTH, SubmissionError, _walk
+
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "ann.ipynb").write_bytes(_notebook_bytes())
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.mkdir("ben", dir_fd=fd)
+        here = os.open("ben", os.O_RDONLY, dir_fd=fd)
+        for _ in range(2100):  # relative to an open folder: no path this long is ever spelled out
+            os.mkdir("d", dir_fd=here)
+            deeper = os.open("d", os.O_RDONLY, dir_fd=here)
+            os.close(here)
+            here = deeper
+        os.close(os.open("lab.ipynb", os.O_WRONLY | os.O_CREAT, dir_fd=here))
+        os.close(here)
+    finally:
+        os.close(fd)
+    assert has_notebook(folder)
+    assert [s.key for s in discover(folder, tmp_path / "out")] == ["ann", "ben"]
+    with pytest.raises(SubmissionError, match=f"folders more than {MAX_FOLDER_DEPTH} deep"):
+        _walk(folder / "ben")
+    subprocess.run(["rm", "-rf", str(folder / "ben")], check=True)  # pytest's own clean-up walks paths

@@ -214,7 +214,7 @@ def write_canvas(out: Path, book, roster: Path, assignment: str | None = None, l
     column, chosen, wrong_column = choose_column(loaded.columns, book.checks, assignment)
     book.notes.append(chosen)
     claims, unmatched, missing, named_with_others = _match_every_member(book, roster_rows, refused, login_domain)
-    scores = _scores_of_claimed_rows(claims, roster_rows, unmatched)
+    scores = _scores_of_claimed_rows(claims, roster_rows, unmatched, named_with_others)
     points = sum(book.maximum(u) for u in book.units + book.written_units)
     rows = [["Points Possible", "", "", "", "", points]]
     rows += [[row[k] for k in ROSTER_FIELDS] + [scores.get(i)] for i, row in enumerate(roster_rows) if i not in refused]
@@ -265,12 +265,20 @@ def _match_every_member(book, roster_rows: list[dict], refused: set[int], login_
     return claims, unmatched, missing, named_with_others
 
 
-def _scores_of_claimed_rows(claims: dict[int, list[tuple]], roster_rows: list[dict], unmatched: list[dict]) -> dict[int, float | None]:
-    """roster row -> the score imported there: only a row that one submission alone claims gets one (the
-    others are added to ``unmatched`` with the reason)."""
+def _scores_of_claimed_rows(claims: dict[int, list[tuple]], roster_rows: list[dict], unmatched: list[dict],
+                            contested: set[int] = frozenset()) -> dict[int, float | None]:
+    """roster row -> the score imported there: only a row that one submission alone claims, and that no other
+    student's SID or email names among several (``contested``), gets one (the others are added to ``unmatched``
+    with the reason)."""
     scores: dict[int, float | None] = {}
     for i, claimants in claims.items():
         row_name = roster_rows[i]["Student"]
+        if i in contested:  # another student's SID or email names it too: whose row it is, is not known
+            for g, _, who in claimants:
+                unmatched.append({**who, "total": g.adjusted_total, "reason": f"the roster row {row_name!r} is named by "
+                                  "another submitted student too (whose SID and email name several rows): no score is "
+                                  "imported there"})
+            continue
         if len({id(g) for g, _, _ in claimants}) > 1:  # two submissions name one student: neither score is hers for sure
             for g, _, who in claimants:
                 unmatched.append({**who, "total": g.adjusted_total, "reason": f"{len(claimants)} submissions match the roster row "

@@ -180,6 +180,15 @@ def test_a_sid_and_an_email_naming_two_rows_match_neither(tmp_path):
     assert scores["Bob"] == scores["Carol"] == "" and "ambiguous" in unmatched["Xena"]
 
 
+def test_a_row_another_student_names_among_several_gets_no_score(tmp_path):
+    """Xena's SID is Bob's and her email Carol's login: she matches neither, and Carol's own claim (by SID) no longer
+    fills a row that Xena's email names too; whose row it is, is not known."""
+    scores, unmatched, _ = _canvas(tmp_path, [_graded("x", 50, {"name": "Xena", "sid": "S1", "email": "carol@uni.edu"}),
+                                              _graded("c", 60, {"name": "Carol", "sid": "S2"})])
+    assert scores["Bob"] == scores["Carol"] == "" and "ambiguous" in unmatched["Xena"]
+    assert "is named by another submitted student too" in unmatched["Carol"]
+
+
 def test_two_submissions_matching_one_row_are_both_left_out(tmp_path):
     scores, unmatched, warnings = _canvas(tmp_path, [_graded("a", 80, {"name": "Bob", "sid": "S1"}),
                                                      _graded("b", 0, {"name": "Bob again", "email": "BOB"})],

@@ -40,6 +40,7 @@ from pathlib import Path
 
 from ..checks_json import Checks
 from ..inkernel.errors import GraderError
+from ..inkernel.text import plain_text
 from .discover import Student
 from .spreadsheet import FORMULA_WORDS, needs_escape, write_csv
 
@@ -184,14 +185,19 @@ def candidates(person: Student, roster: RosterIndex, login_domain: str | None = 
     return sorted(found)
 
 
+UNWRITABLE = (f"starts with {FORMULA_WORDS}, or holds a character the text rule replaces (a control, bidi or "
+              "zero-width character)")
+
+
 def _formula_ids(row: dict) -> str:
-    """The roster row's ID cells a spreadsheet would read as a formula ("" when none)."""
-    return ", ".join(f"{k} {row[k]!r}" for k in ID_FIELDS if needs_escape(row[k]))
+    """The roster row's ID cells that cannot be written as they are ("" when none): one a spreadsheet would read as
+    a formula, or one holding a character every file's text rule replaces (00123 and a bidi override)."""
+    return ", ".join(f"{k} {row[k]!r}" for k in ID_FIELDS if needs_escape(row[k]) or plain_text(row[k]) != row[k])
 
 
 def _why_unmatched(person: Student, rows: list[dict], refused: bool) -> str:
     if refused:
-        return f"its roster row's {_formula_ids(rows[0])} starts with {FORMULA_WORDS}; Canvas IDs are never escaped, so that row is left out"
+        return f"its roster row's {_formula_ids(rows[0])} {UNWRITABLE}; Canvas IDs are never changed, so that row is left out"
     if len(rows) > 1:
         return (f"ambiguous: its SID and email name {len(rows)} roster rows ({', '.join(repr(r['Student']) for r in rows[:3])}); "
                 "a score goes only to a row that nothing else names")
@@ -298,8 +304,8 @@ def _write_what_was_left_out(out: Path, refused: list[dict], missing: list[dict]
     left out of canvas.csv."""
     warnings = []
     if refused:
-        warnings.append(f"canvas.csv: {len(refused)} roster row(s) left out ({_names(refused, 'Student')}): an ID starts with "
-                        f"{FORMULA_WORDS}, and escaping it would break Canvas's match")
+        warnings.append(f"canvas.csv: {len(refused)} roster row(s) left out ({_names(refused, 'Student')}): an ID "
+                        f"{UNWRITABLE}, and changing it would break Canvas's match")
     if missing:
         write_csv(out / "canvas-missing.csv", list(missing[0]), missing)
         warnings.append(f"canvas.csv: {len(missing)} student(s) have no grade ({_names(missing, 'name')}): their cells "

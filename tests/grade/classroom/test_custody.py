@@ -743,3 +743,12 @@ def test_a_folder_deeper_than_any_path_is_its_students_row_and_the_class_goes_on
     with pytest.raises(SubmissionError, match=f"folders more than {MAX_FOLDER_DEPTH} deep"):
         _walk(folder / "ben")
     subprocess.run(["rm", "-rf", str(folder / "ben")], check=True)  # pytest's own clean-up walks paths
+
+
+def test_a_roster_id_the_text_rule_would_change_is_left_out_and_said(tmp_path):
+    """An ID with a bidi override (00123 and U+202E) was written through the text rule as 00123?, which Canvas matches
+    to no one: the row is left out and its student listed, as a formula ID is."""
+    rows = [*ROSTER[:2], ["Bidi", "109", "S9\u202e", "bidi", "A"]]
+    scores, unmatched, warnings = _canvas(tmp_path, [_graded("b", 40, {"name": "Bidi", "sid": "S9\u202e"})], roster_rows=rows)
+    assert "Bidi" not in scores and "a character the text rule replaces" in unmatched["Bidi"]
+    assert any("1 roster row(s) left out (Bidi)" in w for w in warnings)

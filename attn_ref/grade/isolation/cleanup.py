@@ -8,12 +8,16 @@ none is left, zombies reaped in between.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import ctypes
 import fcntl
+import itertools
 import os
 import pwd
 import random
 import re
+import secrets
 import signal
 import stat
 import tempfile
@@ -396,35 +400,111 @@ def remove_uid_leftovers(uid: int) -> int:
 
 
 # ---- a killed run's folders ------------------------------------------------------------------------------
+#
+# Each process that makes scratch folders holds a lock file of its own while it lives (flock: released by the
+# operating system however the process ends, and seen across PID namespaces, which share the file), and names
+# its folders with that lock's token. A later run removes the folders whose lock it can take: their run is gone.
 
-SCRATCH = re.compile(r"attn-ref-(grade|image|worker)-(\d+)-[^/]+")  # what scratch_folder names, with its maker's pid
+SCRATCH = re.compile(r"attn-ref-(?:grade|image|worker)-([0-9a-f]{6})-\d+")  # what scratch_folder names
+RUN_LOCK = "attn-ref-run-{token}.lock"
+_runs: dict[str, tuple[str, int, int]] = {}  # temporary folder -> (token, lock descriptor, the pid that took it)
+_made = itertools.count(1)  # scratch folders of this process: short names (a kernel's socket path must stay short)
+
+
+def _run_token(folder: str) -> str:
+    """This run's token in ``folder``: its lock file made and held on first use (0600, never through a link; the
+    descriptor is kept across fork, so the grading processes hold it too, and closed on exec)."""
+    held = _runs.get(folder)
+    if held is not None:
+        return held[0]
+    while True:  # a token no lock file in ``folder`` has (a few hex digits: the folders' names stay short)
+        token = secrets.token_hex(3)
+        try:
+            fd = os.open(os.path.join(folder, RUN_LOCK.format(token=token)),
+                         os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            break
+        except FileExistsError:
+            continue
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    _runs[folder] = (token, fd, os.getpid())
+    if len(_runs) == 1:
+        atexit.register(_release_runs)
+    return token
+
+
+def _release_runs() -> None:
+    """At a normal exit, the lock files of this process (not a forked child's: it shares them) are removed."""
+    for folder, (token, fd, pid) in list(_runs.items()):
+        if pid == os.getpid():
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(folder, RUN_LOCK.format(token=token)))
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            _runs.pop(folder, None)
 
 
 def scratch_folder(kind: str) -> Path:
-    """A fresh 0700 folder in the temporary folder, named for this process (``attn-ref-<kind>-<pid>-…``), so that a
-    later run can tell the folders of a run that was killed outright (no cleanup ran) by their maker being gone."""
-    return Path(tempfile.mkdtemp(prefix=f"attn-ref-{kind}-{os.getpid()}-"))
+    """A fresh 0700 folder in the temporary folder, named with this run's token (``attn-ref-<kind>-<token>-<n>``), so
+    that a later run can tell the folders of a run that was killed outright (no cleanup ran)."""
+    folder = tempfile.gettempdir()
+    token = _run_token(folder)
+    while True:
+        path = Path(folder) / f"attn-ref-{kind}-{token}-{next(_made)}"
+        try:
+            path.mkdir(mode=0o700)  # never one that is there (a dead run's of the same token, not yet removed)
+            return path
+        except FileExistsError:
+            continue
+
+
+def _gone(folder: str, token: str) -> int | None:
+    """The descriptor of the run's lock, taken, where the run that holds it is gone (its lock file is this user's
+    and no process holds it); None where it lives, or its lock file is missing or not this user's."""
+    try:
+        fd = os.open(os.path.join(folder, RUN_LOCK.format(token=token)), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid():
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+    except OSError:  # BlockingIOError: the run lives
+        pass
+    os.close(fd)
+    return None
 
 
 def remove_leftovers() -> int:
-    """Remove the scratch folders whose maker is gone (a run killed outright: `kill -9`, an OOM kill): each held a
-    kernel's work folder, up to ``KernelCaps.disk_bytes``, and the submission's files. Only this user's folders; a
-    living process's, or one whose pid was reused since, is left alone. Returns how many were removed."""
-    removed = 0
+    """Remove the scratch folders of runs that are gone (killed outright: `kill -9`, an OOM kill), and their lock
+    files: each folder held a kernel's work folder, up to ``KernelCaps.disk_bytes``, and the submission's files.
+    Only this user's; a living run's folders (its lock held, in any PID namespace) are left alone. Returns how
+    many folders were removed."""
+    folder = tempfile.gettempdir()
     try:
-        entries = list(os.scandir(tempfile.gettempdir()))
+        entries = list(os.scandir(folder))
     except OSError:
         return 0
+    by_run: dict[str, list[os.DirEntry]] = {}
     for entry in entries:
-        found = SCRATCH.fullmatch(entry.name)
-        if not found:
+        if found := SCRATCH.fullmatch(entry.name):
+            by_run.setdefault(found.group(1), []).append(entry)
+        elif entry.name.startswith("attn-ref-run-") and entry.name.endswith(".lock"):
+            by_run.setdefault(entry.name[len("attn-ref-run-"):-len(".lock")], [])
+    mine = _runs.get(folder, ("",))[0]
+    removed = 0
+    for token, folders in by_run.items():
+        if token == mine or (lock := _gone(folder, token)) is None:
             continue
         try:
-            info = entry.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or psutil.pid_exists(int(found.group(2))):
-            continue
-        remove_tree(entry.path)
-        removed += not os.path.lexists(entry.path)
+            for entry in folders:
+                with contextlib.suppress(OSError):
+                    info = entry.stat(follow_symlinks=False)
+                    if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid():
+                        remove_tree(entry.path)
+                        removed += not os.path.lexists(entry.path)
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(folder, RUN_LOCK.format(token=token)))
+        finally:
+            os.close(lock)
     return removed

@@ -720,7 +720,7 @@ def test_a_folder_deeper_than_any_path_is_its_students_row_and_the_class_goes_on
     class read as holding no notebook and nobody was graded. Now the walk stops at MAX_FOLDER_DEPTH, the folder is
     that student's submission, and reading it says why it cannot be graded."""
     from attn_ref.grade.classroom.discover import discover, has_notebook
-    from attn_ref.grade.submission import MAX_FOLDER_DEPTH, SubmissionError, _walk
+    from attn_ref.grade.submission import MAX_FOLDER_DEPTH, SubmissionError, load
 
     folder = tmp_path / "class"
     folder.mkdir()
@@ -741,7 +741,7 @@ def test_a_folder_deeper_than_any_path_is_its_students_row_and_the_class_goes_on
     assert has_notebook(folder)
     assert [s.key for s in discover(folder, tmp_path / "out")] == ["ann", "ben"]
     with pytest.raises(SubmissionError, match=f"folders more than {MAX_FOLDER_DEPTH} deep"):
-        _walk(folder / "ben")
+        load(folder / "ben")
     subprocess.run(["rm", "-rf", str(folder / "ben")], check=True)  # pytest's own clean-up walks paths
 
 

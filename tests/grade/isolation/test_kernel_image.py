@@ -20,6 +20,7 @@ from imaged_class import IMAGE_USED, lab_class, verdict, verdicts
 
 from attn_ref.grade import grade
 from attn_ref.grade.classroom.batch import grade_batch
+from attn_ref.grade.isolation import cleanup
 from attn_ref.grade.isolation.image import why_not
 from attn_ref.grade.isolation.sandbox import resolve
 from attn_ref.grade.isolation.watchdog import Supervisor
@@ -154,19 +155,22 @@ def test_kernels_from_the_image_end_when_their_grader_is_killed(release, tmp_pat
             time.sleep(0.5)
             running = kernels()
         assert len(running) >= 2, "the kernels did not start"
-        launchers = [p for p in psutil.Process(run.pid).children(recursive=True) if "launch.py" in " ".join(p.cmdline())]
+        family = psutil.Process(run.pid).children(recursive=True)  # grading processes, launchers, the image
+        launchers = [p for p in family if "launch.py" in " ".join(p.cmdline())]
         assert launchers
         run.send_signal(signal.SIGKILL)
         run.wait()
         gone, alive = psutil.wait_procs(running + launchers, timeout=20)
+        psutil.wait_procs(family, timeout=20)  # the run's lock is held until its last forked process is gone
         assert not alive, [(p.pid, " ".join(p.cmdline())[:80]) for p in alive]
         # its folders (the kernels' work folders, the image's) are left; the next run's supervisor removes them
         left = sorted(p.name for p in scratch.iterdir())
-        assert any(name.startswith(f"attn-ref-grade-{run.pid}-") for name in left), left
+        assert any(name.startswith("attn-ref-grade-") for name in left) and any(name.endswith(".lock") for name in left)
         monkeypatch.setattr(tempfile, "tempdir", str(scratch))
-        ours = Path(tempfile.mkdtemp(prefix=f"attn-ref-grade-{os.getpid()}-"))  # a living run's: kept
+        ours = cleanup.scratch_folder("grade")  # a living run's (this process holds its lock): kept
         Supervisor(resolve(namespaces=namespaces)).close()
-        assert sorted(p.name for p in scratch.iterdir()) == [ours.name]
+        left = sorted(p.name for p in scratch.iterdir())  # ours and our lock: the killed run's folders and lock are gone
+        assert len(left) == 2 and ours.name in left and any(name.endswith(".lock") for name in left), left
     finally:
         run.kill()
         for p in running:

@@ -33,13 +33,13 @@ from hostile import (
     hostile_export,
     kernel_cgroups,
     kernel_uid_processes,
-    left_behind,
     notebook,
     out_reader,
     solution_functions,
     stand_in_thief,
 )
 
+from attn_ref.grade.isolation import cleanup
 from attn_ref.grade.isolation.sandbox import resolve
 
 
@@ -171,6 +171,11 @@ def test_a_batch_holds_no_line_of_a_stand_in(release, tmp_path):
             assert not [line for line in STAND_IN_LINES if line in text], path
 
 
+def _recorded(path: Path, names: set[str]) -> Path:
+    names.add(path.name)
+    return path
+
+
 @ROOT_ONLY
 @pytest.mark.slow
 @pytest.mark.parametrize("bounds", ["cgroups", "polled"])
@@ -179,7 +184,6 @@ def test_neighbours_cannot_starve_or_kill_an_honest_kernel(release, tmp_path, bo
     an honest kernel scores what it scores alone, the grader survives, and the hog's row says why it stopped."""
     from dataclasses import replace
 
-    elsewhere = Path(tempfile.gettempdir())
     own_tmp = Path(tempfile.mkdtemp(prefix="nb-", dir="/tmp"))  # short: the kernels' socket paths live below it
     own_tmp.chmod(0o711)  # the kernels' uids pass through to their folders, as through /tmp
     monkeypatch.setenv("TMPDIR", str(own_tmp))
@@ -193,7 +197,9 @@ def test_neighbours_cannot_starve_or_kill_an_honest_kernel(release, tmp_path, bo
     solution = notebook(release, "lab", "solution")
     hostile = {"a_cpu_hog": appended(notebook(release, "lab", "blank"), CPU_HOG),
                "c_memory_hog": appended(solution, MEMORY_HOG)}
-    cgroups_before = kernel_cgroups()
+    made: set[str] = set()  # this test's jails (a cgroup is named after its jail's base): another test's are not its
+    scratch_folder = cleanup.scratch_folder
+    monkeypatch.setattr(cleanup, "scratch_folder", lambda kind: _recorded(scratch_folder(kind), made))
     totals, uids = graded_class(release, tmp_path, hostile, ["b_honest"], "auto", jobs=3, plan=plan)  # all at once
     assert totals["b_honest"] == 80 and totals["a_cpu_hog"] == 0
     rows = {row["name"]: row for row in csv_rows(tmp_path / "graded" / "grades.csv")}
@@ -203,7 +209,7 @@ def test_neighbours_cannot_starve_or_kill_an_honest_kernel(release, tmp_path, bo
     assert f"The kernel was stopped: {why}." in hog["output"]
     assert hog["extra_data"]["sandbox"]["kernel_bounds"] == ("polled" if bounds == "polled" else f"cgroups ({', '.join(plan.cgroups)})")
     assert rows["b_honest"]["status"] == "ok" and rows["a_cpu_hog"]["status"] == "ok"
-    assert not kernel_uid_processes(uids - {None}) and not left_behind(kernel_cgroups() - cgroups_before, elsewhere)
+    assert made and not kernel_uid_processes(uids - {None}) and not [c for c in kernel_cgroups() if c.name in made]
     assert not list(own_tmp.iterdir())  # every base removed
     own_tmp.rmdir()
 

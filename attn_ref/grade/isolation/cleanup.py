@@ -405,7 +405,7 @@ def remove_uid_leftovers(uid: int) -> int:
 # operating system however the process ends, and seen across PID namespaces, which share the file), and names
 # its folders with that lock's token. A later run removes the folders whose lock it can take: their run is gone.
 
-SCRATCH = re.compile(r"attn-ref-(?:grade|image|worker)-([0-9a-f]{6})-\d+")  # what scratch_folder names
+SCRATCH = re.compile(r"attn-ref-(?:grade|image|worker)-([0-9a-f]{8})-\d+")  # what scratch_folder names
 RUN_LOCK = "attn-ref-run-{token}.lock"
 _runs: dict[str, tuple[str, int, int]] = {}  # temporary folder -> (token, lock descriptor, the pid that took it)
 _made = itertools.count(1)  # scratch folders of this process: short names (a kernel's socket path must stay short)
@@ -417,8 +417,9 @@ def _run_token(folder: str) -> str:
     held = _runs.get(folder)
     if held is not None:
         return held[0]
-    while True:  # a token no lock file in ``folder`` has (a few hex digits: the folders' names stay short)
-        token = secrets.token_hex(3)
+    while True:  # a token no lock file in ``folder`` has: 8 hex digits, so names stay short (a kernel's socket path
+        # lies below them) and, as cgroups are named after a jail's folder, two runs' names differ machine-wide
+        token = secrets.token_hex(4)
         try:
             fd = os.open(os.path.join(folder, RUN_LOCK.format(token=token)),
                          os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
@@ -428,12 +429,14 @@ def _run_token(folder: str) -> str:
     fcntl.flock(fd, fcntl.LOCK_EX)
     _runs[folder] = (token, fd, os.getpid())
     if len(_runs) == 1:
-        atexit.register(_release_runs)
+        atexit.register(release_runs)
     return token
 
 
-def _release_runs() -> None:
-    """At a normal exit, the lock files of this process (not a forked child's: it shares them) are removed."""
+def release_runs() -> None:
+    """Remove this process's lock files (not a forked child's: it shares them), once its scratch folders are gone
+    (a supervisor's close) or at a normal exit; a folder made after that takes a new token. A folder whose lock file
+    is missing is never removed by another run, so releasing early loses nothing."""
     for folder, (token, fd, pid) in list(_runs.items()):
         if pid == os.getpid():
             with contextlib.suppress(OSError):

@@ -200,6 +200,7 @@ class Supervisor(Runner):
             self.image.close()
             self._before.discard(self.image.pid)
             self.image = None
+        cleanup.release_runs()  # the run's lock file: its folders are gone
 
     # ---- starting and ending one grading process ------------------------------------------------------
 

@@ -328,7 +328,7 @@ def test_export_names_sids_and_emails_that_are_formulas_are_text_and_ids_are_val
     assert canvas[2:] == [["'=1+1, Eve", "602", "E2", "eve", "'-Sec 2", "0"], ["Nobody, Else", "603", "N3", "nobody", "Sec 1", ""]]
     (unmatched,) = _csv(graded / "canvas-unmatched.csv")
     assert unmatched["name"] == "'" + HOSTILE[":name"] and unmatched["total"] == "23"
-    assert "roster row's SIS User ID" in unmatched["reason"] and "never escaped" in unmatched["reason"]
+    assert "roster row's SIS User ID" in unmatched["reason"] and "never changed" in unmatched["reason"]
     from attn_ref.grade.classroom.gradebook import summary_lines
 
     lines = summary_lines(reports["export"].book)

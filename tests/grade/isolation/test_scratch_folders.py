@@ -66,10 +66,10 @@ def test_a_living_run_in_another_pid_namespace_keeps_its_folders(scratch):
 
 
 def test_folders_of_other_users_or_not_folders_are_never_removed(scratch):
-    (scratch / f"attn-ref-run-{'0' * 6}.lock").write_text("")  # a lock no one holds
-    (scratch / f"attn-ref-grade-{'0' * 6}-1").write_text("a file, not a folder")
-    link = scratch / f"attn-ref-grade-{'0' * 6}-2"
+    (scratch / f"attn-ref-run-{'0' * 8}.lock").write_text("")  # a lock no one holds
+    (scratch / f"attn-ref-grade-{'0' * 8}-1").write_text("a file, not a folder")
+    link = scratch / f"attn-ref-grade-{'0' * 8}-2"
     link.symlink_to(scratch / "elsewhere")
     (scratch / "elsewhere").mkdir()
     assert cleanup.remove_leftovers() == 0
-    assert (scratch / "elsewhere").is_dir() and link.is_symlink() and (scratch / f"attn-ref-grade-{'0' * 6}-1").is_file()
+    assert (scratch / "elsewhere").is_dir() and link.is_symlink() and (scratch / f"attn-ref-grade-{'0' * 8}-1").is_file()

@@ -454,6 +454,19 @@ def _who(label: str) -> str:
     return "the solution" if label == "solution" else label if label.startswith("stub: ") else f"the mutant '{label}'"
 
 
+def _sizes_may_coincide(task, line: str) -> str:
+    """A pointer for a flipping line whose drawn sizes may coincide (drawn(..., distinct=...) leaves some free): code
+    that reads one size for another passes exactly where the draw makes them equal."""
+    probe = next((p for p in task.probes if p.name == line), None)
+    dims = set(probe.options.get("dims", {})) if probe is not None else set()
+    apart = {name for group in (probe.options.get("distinct", []) if probe is not None else []) for name in group}
+    if len(dims) < 2 or dims <= apart:
+        return ""
+    free = ", ".join(sorted(dims - apart))
+    return (f"; its drawn sizes {free} may coincide (drawn's `distinct=`), and code that reads one size for another "
+            "passes where they do: keep them apart (drawn's default) or name them in a group of `distinct=`")
+
+
 def flipped_lines(assignment, swept: dict) -> list[str]:
     """A line whose verdict changes with the seed, or a value line passed within MARGIN of its tolerance."""
     problems = []
@@ -464,7 +477,7 @@ def flipped_lines(assignment, swept: dict) -> list[str]:
                 if v["passed"] and v["failed"]:
                     problems.append(f"{where}: '{line}' changes its verdict with the seed for {_who(label)}: passed "
                                     f"under {v['passed']} seeds (seed {v['pass_seed']}), failed under {v['failed']} "
-                                    f"(seed {v['fail_seed']}: {v['fail_message'][:160]})")
+                                    f"(seed {v['fail_seed']}: {v['fail_message'][:160]}){_sizes_may_coincide(task, line)}")
                 elif v["passed"] and v["rtol"] and v["worst_error"] > v["rtol"] / MARGIN:
                     problems.append(f"{where}: '{line}' is passed by {_who(label)} with an error of "
                                     f"{v['worst_error']:.1e}, within {MARGIN}× of its tolerance {v['rtol']:g}: "

@@ -118,3 +118,24 @@ def test_a_line_whose_inputs_do_not_depend_on_the_seed_is_called_once(release):
     out, _ = release
     found = sweep(out / "autograder" / "lab-autograder.zip", {}, range(5), with_stubs=False, tasks={"c4"})
     assert {(v["passed"], v["failed"]) for v in found["c4"]["lines"][SOLUTION].values()} == {(1, 0)}
+
+
+def test_a_flip_on_a_line_whose_sizes_may_coincide_points_to_distinct():
+    """An instructor who let drawn sizes coincide (distinct=()) sees a mutant's verdict flip: the report says which
+    sizes may coincide and what keeps them apart; where every size is kept apart, it says nothing of sizes."""
+    from dataclasses import replace
+
+    from attn_ref.release.units import drawn
+
+    lab = load_assignment(COURSE, next(e for e in load_registry(COURSE) if e.name == "lab"))
+    flip = {"passed": 3, "failed": 17, "pass_seed": 4, "fail_seed": 0, "fail_message": "out differs", "rtol": None}
+    swept = {"c3": {"lines": {"reads T_q for d_k": {DRAWN: flip}}}}
+    (kept_apart,) = flipped_lines(lab, swept)
+    assert "may coincide" not in kept_apart
+    c3 = next(t for t in lab.tasks if t.name == "c3")
+    probe = next(p for p in c3.probes if p.name == DRAWN)
+    loose = replace(probe, options={**probe.options, **drawn(distinct=(("T_q", "T_k"),), **dict(probe.options["dims"]))})
+    loose_c3 = replace(c3, probes=tuple(loose if p is probe else p for p in c3.probes))
+    loosened = replace(lab, units=tuple(loose_c3 if u is c3 else u for u in lab.units))
+    (told,) = flipped_lines(loosened, swept)
+    assert "its drawn sizes B, H, d_k, d_v may coincide" in told and "distinct=" in told

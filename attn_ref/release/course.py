@@ -463,6 +463,18 @@ def _check_layout(layout: Layout, layout_path: Path, name: str) -> None:
                           f"{layout_path.parent.name}/ while it is a draft")
 
 
+def _prompts_name_their_functions(folder: Path, tasks: list[Task]) -> None:
+    """A prompt that calls a function by nearly its task's name (`addtive_attention(`) is a misspelling: students
+    would write the name they read, and the grader finds none (the assignment's other functions are not counted)."""
+    functions = {t.function for t in tasks}
+    for task in tasks:
+        for called in sorted(set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)\(", task.prompt)) - functions):
+            if difflib.SequenceMatcher(None, called, task.function).ratio() >= 0.8:
+                raise CourseError(f"{folder / task.name / 'prompt.md'}: calls `{called}(…)`, nearly the task's function "
+                                  f"`{task.function}` (task.py, solution.py): students write the name they read, and the "
+                                  "grader looks for the task's; fix the spelling")
+
+
 def load_assignment(course: Path, entry: Entry) -> Assignment:
     folder = (Path(course) / entry.folder).resolve()
     layout_path = folder / "assignment.py"
@@ -473,6 +485,7 @@ def load_assignment(course: Path, entry: Entry) -> Assignment:
         if any(isinstance(u, Question) and u.parameters for u in units) and not layout.variant_key:
             raise CourseError(f"{layout_path}: questions with parameters need variant_key=\"<course> <term>\" in the "
                               "Layout (it decides which student gets which numbers; change it every term)")
+        _prompts_name_their_functions(folder, [u for u in units if isinstance(u, Task)])
         references = {}
         tasks = [u.name for u in units if isinstance(u, Task)]
         for task in (u for u in units if isinstance(u, Task)):

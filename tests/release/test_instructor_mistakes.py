@@ -397,3 +397,10 @@ def test_a_tolerance_correct_code_cannot_meet_is_refused(tmp_path, options, mess
     mistake"."""
     _refused(tmp_path, lambda c: _edit(c / ZSCORE / "task.py", '**F32)', f'{options}**F32)'),
              rf"zscore/task.py, line \d+: .*probe 'float32 in, float32 out': {message}", only="stats")
+
+
+def test_a_prompt_that_misspells_its_function_is_refused(tmp_path):
+    """Before, `zscores(x)` in the prompt beside `def zscore` in the solution built without a word; students wrote
+    the name they read, and the grader found no function."""
+    _refused(tmp_path, lambda c: _edit(c / ZSCORE / "prompt.md", "Write `zscore(x", "Write `zscores(x"),
+             r"zscore/prompt.md: calls `zscores\(…\)`, nearly the task's function `zscore`", only="stats")

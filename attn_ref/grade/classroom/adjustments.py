@@ -9,8 +9,9 @@ One row per change, applied from the top down::
     bob@uni.edu,q4,,,2,read 0.5 as 05 (a typo the prompt invited),kim,2026-03-03
 
 - student: a SID or an email of the class, as grades.csv shows them (or a SID without the leading zeros a
-  spreadsheet drops; one typed with zeros is that SID alone), or, in a class with no export (no SIDs), grades.csv's name or submission. A group's members share one
-  submission: a row naming any of them adjusts it for all.
+  spreadsheet drops; one typed with zeros is that SID alone), or, in a class with no export (no SIDs),
+  grades.csv's name or submission. A group's members share one submission: a row naming any of them adjusts
+  it for all.
 - question: one of grades.csv's question columns (c3, q4, q1_written).
 - line: optional, one line of it (a probe of a task, an answer of a question: report.html and mistakes.csv
   name them). The change concerns that line (points: at most the line's), and waits on it: a new zip

@@ -157,9 +157,10 @@ def _entry_problem(folder: str, entry) -> str:
 
 
 def _too_many(folder: str, entry) -> str:
-    if len(_submitters(entry)) <= MAX_SUBMITTERS:
+    count = len(_submitters(entry))
+    if count <= MAX_SUBMITTERS:
         return ""
-    return (f"the export names {len(_submitters(entry))} submitters for {folder}, more than the {MAX_SUBMITTERS} a "
+    return (f"the export names {count} submitters for {folder}, more than the {MAX_SUBMITTERS} a "
             f"submission is read with (an edited or broken export?); the first {MAX_SUBMITTERS} are named here")
 
 

@@ -19,6 +19,7 @@ from .spreadsheet import write_csv
 
 NO_MATCH = "(failed, no known mistake matched)"
 NOT_WRITTEN = "(not written: the function returned None)"
+UNNAMED = (NO_MATCH, NOT_WRITTEN)  # failures no mutant names, counted apart from the named mistakes
 FIELDS = ("task", "line", "mistake", "submissions")
 
 
@@ -87,7 +88,7 @@ def counts(book) -> list[tuple[str, str, int]]:
                 found[task, mistake] += 1
     order = {name: i for i, name in enumerate(book.units)}
     return sorted(((task, mistake, n) for (task, mistake), n in found.items()),
-                  key=lambda row: (order.get(row[0], len(order)), row[1] in (NO_MATCH, NOT_WRITTEN), -row[2], row[1]))
+                  key=lambda row: (order.get(row[0], len(order)), row[1] in UNNAMED, -row[2], row[1]))
 
 
 def csv_rows(lines: list[LineCount]) -> list[tuple[str, str, str, int]]:
@@ -118,7 +119,7 @@ def _chart(rows: list[tuple[str, str, int]], assignment: str) -> bytes:
 
     labels = [f"{task}: {mistake[:60]}" for task, mistake, _ in rows]
     fig, ax = plt.subplots(figsize=(10, 0.35 * len(rows) + 1.2))
-    ax.barh(range(len(rows)), [n for *_, n in rows], color=["#bbb" if m in (NO_MATCH, NOT_WRITTEN) else "#4a7ab5" for _, m, _ in rows])
+    ax.barh(range(len(rows)), [n for *_, n in rows], color=["#bbb" if m in UNNAMED else "#4a7ab5" for _, m, _ in rows])
     ax.set_yticks(range(len(rows)), labels, fontsize=8)
     ax.invert_yaxis()
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))

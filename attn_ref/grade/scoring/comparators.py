@@ -127,10 +127,15 @@ def forms_problem(task: FunctionUnit, reply: CallReply) -> str:
 NOT_WRITTEN = "returned None: not written yet (replace the ... in its body), or a return is missing"
 
 
+def _returned_none(reply: CallReply) -> bool:
+    """The function returned None: not written yet (a body of ...), or a return left out."""
+    return reply.form == "single" and bool(reply.outputs) and reply.outputs[0].kind == "other" and reply.outputs[0].type == "NoneType"
+
+
 def _forms(task: FunctionUnit, reply: CallReply) -> str:
     """Empty if the reply's structure is what the task returns: the number of values, never truncated."""
     names = task.outputs
-    if reply.form == "single" and reply.outputs and reply.outputs[0].kind == "other" and reply.outputs[0].type == "NoneType":
+    if _returned_none(reply):
         return NOT_WRITTEN
     if len(names) == 1:
         if reply.form != "single":
@@ -156,7 +161,7 @@ def check_probe(task: FunctionUnit, probe: Probe, sent: list, reference: list | 
         return False, explained(reply.error)
     problem = _forms(task, reply)
     if problem:
-        if problem == NOT_WRITTEN and stats is not None:
+        if _returned_none(reply) and stats is not None:
             stats["not_written"] = True  # the class's report counts these apart from mistakes (mistakes.py)
         return False, problem
     stats = stats if stats is not None else {}

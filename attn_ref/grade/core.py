@@ -27,7 +27,7 @@ from .inkernel.text import cap
 from .inkernel.wire import Status
 from .isolation.kernel import KernelStartError
 from .isolation.sandbox import Jail, SandboxError, SandboxPlan, resolve
-from .isolation.watchdog import TRIP_FILE, Job, Supervisor
+from .isolation.watchdog import Job, Supervisor
 from .results import (
     GRADER_VERSION,
     MAX_NOTES,
@@ -84,19 +84,17 @@ def running(nb, filename: str, autograder: Autograder, jail: Jail, limits: Limit
     session = NotebookSession(runnable_cells(nb), (filename, nbformat.writes(nb).encode()), jail,
                               cell_timeout=limits.cell, notebook_timeout=limits.notebook, deadline=deadline,
                               setup_timeout=limits.setup, kernel_start=limits.kernel_start)
+    # ended once the grading process has sent its results (watchdog._child: the supervisor starts the next
+    # submission meanwhile), or when this process ends whatever happened; nothing of them reaches results
+    jail.later.callback(session.shutdown)
     try:
-        try:
-            env = session.environment(limits.call)
-        except BudgetExhausted:
-            env = {}
-        ctx = GradingContext(autograder, session, limits, analysis, seed_for(code, autograder.checks.seed_key), env,
-                             submitters=submitters)
-        try:
-            yield ctx
-        finally:
-            ctx.close()
-    finally:
-        session.shutdown()
+        env = session.environment(limits.call)
+    except BudgetExhausted:
+        env = {}
+    ctx = GradingContext(autograder, session, limits, analysis, seed_for(code, autograder.checks.seed_key), env,
+                         submitters=submitters)
+    jail.later.callback(ctx.close)  # first: the mistakes' runner, then the kernel
+    yield ctx
 
 
 def grade_units(ctx: GradingContext) -> UnitResults:
@@ -111,8 +109,7 @@ def grade_units(ctx: GradingContext) -> UnitResults:
 
 def _results(ctx: GradingContext, graded: UnitResults, jail: Jail) -> Results:
     checks, session = ctx.checks, ctx.session
-    trip = jail.base / TRIP_FILE
-    stopped = "; ".join(trip.read_text().splitlines()) if trip.exists() else ""
+    stopped = "; ".join(jail.stopped())
     notes = [f"Graded by attn-ref {attn_ref.__version__} (autograder {checks.version[:12]}).",
              "Public checks look at types and shapes; these hidden checks compare values."]
     if ctx.banned:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import secrets
-import shutil
 import time
 from dataclasses import dataclass
 from importlib import resources
@@ -170,8 +169,7 @@ class NotebookSession:
     def clear_exchanges(self) -> None:
         """Remove every exchange so far (trusted runs that grade many times in one session: mutants, stubs),
         so their files do not add up to the sandbox's file limit."""
-        for folder in self.jail.exchange.iterdir():
-            shutil.rmtree(folder, ignore_errors=True)
+        self.jail.clear_calls()
 
     def call(self, helper: str, *args: str, timeout: float) -> Execution:
         left = min(timeout, self.remaining())

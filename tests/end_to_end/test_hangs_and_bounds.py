@@ -6,6 +6,7 @@ valid results (tests/hostile.py, assert_sound)."""
 from __future__ import annotations
 
 import json
+import os
 import time
 import zipfile
 
@@ -14,6 +15,7 @@ from conftest import json_strings
 from hostile import BOTH, appended, assert_plain, attack, every_function_calls, notebook, visible_text
 
 from attn_ref.grade import grade
+from attn_ref.grade.isolation import cleanup
 from attn_ref.grade.isolation.sandbox import resolve
 
 
@@ -105,6 +107,35 @@ for i in range(40):  # 4 GB in files under the per-file limit
 """)
     results = local(nb, "lab")
     assert "wrote more than" in results["output"]
+
+
+def test_files_written_into_a_calls_folder_count_wherever_it_is(release, local, monkeypatch):
+    """A call's folders are in memory where a memory cgroup bounds the kernel (sandbox.Jail): what the kernel writes
+    into its reply folder there counts against its disk (and memory), and is removed with the jail."""
+    nb = every_function_calls(appended(notebook(release, "lab", "blank"), """
+import os, sys
+import time
+FILLED = []
+def fill_the_reply_folder():
+    if FILLED:  # once a kernel
+        return None
+    FILLED.append(True)
+    frame, block = sys._getframe(1), b"0" * (100 << 20)
+    while frame is not None:
+        for value in list(frame.f_locals.values()):
+            if isinstance(value, str) and value.endswith("out") and os.path.isdir(value) and os.access(value, os.W_OK):
+                for i in range(12):  # 1.2 GB in files under the per-file limit
+                    with open(os.path.join(value, f"fill-{i}.bin"), "wb") as f:
+                        f.write(block)
+                time.sleep(3)  # the guard polls twice a second
+                return None
+        frame = frame.f_back
+"""), "return fill_the_reply_folder()")
+    made, scratch_folder = [], cleanup.scratch_folder
+    monkeypatch.setattr(cleanup, "scratch_folder", lambda kind, **how: made.append(scratch_folder(kind, **how)) or made[-1])
+    results = local(nb, "lab")
+    assert "wrote more than 1 GB" in results["output"], results["output"]
+    assert made and not [folder for folder in made if os.path.lexists(folder)]  # the calls' folders too, wherever they were
 
 
 def test_files_deleted_while_open_still_count_against_the_disk(release, local):

@@ -171,8 +171,10 @@ def test_a_batch_holds_no_line_of_a_stand_in(release, tmp_path):
             assert not [line for line in STAND_IN_LINES if line in text], path
 
 
-def _recorded(path: Path, names: set[str]) -> Path:
+def _recorded(path: Path, names: set[str], paths: list[Path] | None = None) -> Path:
     names.add(path.name)
+    if paths is not None:
+        paths.append(path)
     return path
 
 
@@ -198,8 +200,9 @@ def test_neighbours_cannot_starve_or_kill_an_honest_kernel(release, tmp_path, bo
     hostile = {"a_cpu_hog": appended(notebook(release, "lab", "blank"), CPU_HOG),
                "c_memory_hog": appended(solution, MEMORY_HOG)}
     made: set[str] = set()  # this test's jails (a cgroup is named after its jail's base): another test's are not its
+    folders: list[Path] = []  # with the calls' folders, in memory where a memory cgroup bounds the kernel
     scratch_folder = cleanup.scratch_folder
-    monkeypatch.setattr(cleanup, "scratch_folder", lambda kind: _recorded(scratch_folder(kind), made))
+    monkeypatch.setattr(cleanup, "scratch_folder", lambda kind, **how: _recorded(scratch_folder(kind, **how), made, folders))
     totals, uids = graded_class(release, tmp_path, hostile, ["b_honest"], "auto", jobs=3, plan=plan)  # all at once
     assert totals["b_honest"] == 80 and totals["a_cpu_hog"] == 0
     rows = {row["name"]: row for row in csv_rows(tmp_path / "graded" / "grades.csv")}
@@ -211,6 +214,8 @@ def test_neighbours_cannot_starve_or_kill_an_honest_kernel(release, tmp_path, bo
     assert rows["b_honest"]["status"] == "ok" and rows["a_cpu_hog"]["status"] == "ok"
     assert made and not kernel_uid_processes(uids - {None}) and not [c for c in kernel_cgroups() if c.name in made]
     assert not list(own_tmp.iterdir())  # every base removed
+    assert not [f for f in folders if os.path.lexists(f)]  # and every folder of the calls, wherever it was
+    assert bounds == "polled" or any(f.parent == Path("/dev/shm") for f in folders) or not os.path.isdir("/dev/shm")
     own_tmp.rmdir()
 
 

@@ -28,6 +28,7 @@ from ..scoring.autograder import Autograder, AutograderError
 from ..settings import Limits
 from .discover import Submission, already_graded, content_hash, discover, skipped
 from .gradebook import Gradebook, write_gradebook
+from .gradebook import warm_up as warm_up_gradebook
 
 # everything a batch writes under --out (each 0600, each folder 0700: owned.py); nothing else there is touched
 WRITTEN_HERE = ("results", "locks", "written", ".export", "grades.csv", "adjustments.csv", "summary.png", "mistakes.csv", "mistakes.png",
@@ -222,8 +223,12 @@ class BatchRun:
         return queue
 
     def grade(self, runner: Runner, queue: list[Job]) -> None:
+        left = len(queue)
         with contextlib.closing(runner.finished(queue, prepare=self.prepare)) as done:
             for item in done:
+                left -= 1
+                if left == self.batch.jobs - 1:  # from now on a core is idle: the gradebook's imports there
+                    warm_up_gradebook()
                 if _timed_out(item):
                     self.again.append(item.job)  # its lock stays held; nothing is written until it is graded alone
                 else:

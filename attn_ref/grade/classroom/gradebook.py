@@ -27,8 +27,9 @@ from ..owned import open_private, private_folder, write_private
 from ..results import CONTENT_HASH, Outcome, Results, max_points
 from . import adjustments as adjusting
 from . import provenance
+from .beside import beside
 from .discover import Submission, alike
-from .mistakes import write_mistakes
+from .mistakes import write_mistakes_chart, write_mistakes_csv
 from .spreadsheet import write_csv
 from .written_pages import merge_written_scores, write_written_pages
 
@@ -212,18 +213,36 @@ def write_gradebook(out: Path, subs: list[Submission], checks: Checks, canvas: d
         adjusting.write_template(out / adjusting.FILE)
         book.adjustments = adjusting.apply_adjustments(out / adjusting.FILE, book)  # after the written scores: they adjust those too
         write_csv(out / "grades.csv", grades_fields(book), book.rows)
-        _summary_png(out / "summary.png", book)
+        plots = beside(lambda: write_plots(out, book))  # drawn beside the report's similarity measures
         if checks.functions:
-            write_mistakes(out, book)
+            write_mistakes_csv(out, book)
         from .report import write_report
 
         try:
             write_report(out / "report.html", book)
         except Exception as err:  # noqa: BLE001 - grades.csv is written; the report is for reading
             book.warnings.append(f"report.html could not be written ({type(err).__name__}: {str(err)[:200]})")
+        if not plots():
+            write_plots(out, book)
         if canvas:
             book.warnings += _canvas(out, book, canvas)
     return book
+
+
+def write_plots(out: Path, book: Gradebook) -> None:
+    """summary.png, and mistakes.png where the assignment has function units."""
+    _summary_png(out / "summary.png", book)
+    if book.checks.functions:
+        write_mistakes_chart(out, book)
+
+
+def warm_up() -> None:
+    """Import what drawing the plots needs (matplotlib: about half a second), while a core is idle (the batch's last
+    submissions grade): the plots' process then starts with it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot  # noqa: F401
 
 
 def grades_fields(book: Gradebook) -> list[str]:

@@ -103,8 +103,18 @@ def csv_rows(lines: list[LineCount]) -> list[tuple[str, str, str, int]]:
 
 
 def write_mistakes(out: Path, book) -> list[tuple[str, str, int]]:
-    rows = counts(book)
+    """mistakes.csv and mistakes.png."""
+    write_mistakes_csv(out, book)
+    return write_mistakes_chart(out, book)
+
+
+def write_mistakes_csv(out: Path, book) -> None:
     write_csv(out / "mistakes.csv", FIELDS, csv_rows(line_counts(book)))
+
+
+def write_mistakes_chart(out: Path, book) -> list[tuple[str, str, int]]:
+    """mistakes.png (where a mistake was named or a failure was not): its rows."""
+    rows = counts(book)
     if rows:
         write_private(out / "mistakes.png", _chart(rows, book.checks.assignment))
     return rows

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import psutil
 
-from .safeio import remove_tree
+from .safeio import memory_folder, remove_tree
 
 UID_RANGE_ENV = "ATTN_REF_UID_RANGE"  # "first-last"
 DEFAULT_UID_RANGE = (61000, 64999)  # above login.defs' UID_MAX, below nobody, inside a container's mapping
@@ -405,7 +405,7 @@ def remove_uid_leftovers(uid: int) -> int:
 # operating system however the process ends, and seen across PID namespaces, which share the file), and names
 # its folders with that lock's token. A later run removes the folders whose lock it can take: their run is gone.
 
-SCRATCH = re.compile(r"attn-ref-(?:grade|image|worker)-([0-9a-f]{8})-\d+")  # what scratch_folder names
+SCRATCH = re.compile(r"attn-ref-(?:grade|image|worker|exchange)-([0-9a-f]{8})-\d+")  # what scratch_folder names
 RUN_LOCK = "attn-ref-run-{token}.lock"
 _runs: dict[str, tuple[str, int, int]] = {}  # temporary folder -> (token, lock descriptor, the pid that took it)
 _made = itertools.count(1)  # scratch folders of this process: short names (a kernel's socket path must stay short)
@@ -446,10 +446,11 @@ def release_runs() -> None:
             _runs.pop(folder, None)
 
 
-def scratch_folder(kind: str) -> Path:
-    """A fresh 0700 folder in the temporary folder, named with this run's token (``attn-ref-<kind>-<token>-<n>``), so
-    that a later run can tell the folders of a run that was killed outright (no cleanup ran)."""
-    folder = tempfile.gettempdir()
+def scratch_folder(kind: str, in_memory: bool = False) -> Path:
+    """A fresh 0700 folder in the temporary folder (``in_memory``: in /dev/shm where the machine has it), named with
+    this run's token (``attn-ref-<kind>-<token>-<n>``), so that a later run can tell the folders of a run that was
+    killed outright (no cleanup ran)."""
+    folder = (memory_folder() if in_memory else None) or tempfile.gettempdir()
     token = _run_token(folder)
     while True:
         path = Path(folder) / f"attn-ref-{kind}-{token}-{next(_made)}"
@@ -483,7 +484,10 @@ def remove_leftovers() -> int:
     files: each folder held a kernel's work folder, up to ``KernelCaps.disk_bytes``, and the submission's files.
     Only this user's; a living run's folders (its lock held, in any PID namespace) are left alone. Returns how
     many folders were removed."""
-    folder = tempfile.gettempdir()
+    return sum(_remove_leftovers_in(folder) for folder in dict.fromkeys([tempfile.gettempdir(), memory_folder()]) if folder)
+
+
+def _remove_leftovers_in(folder: str) -> int:
     try:
         entries = list(os.scandir(folder))
     except OSError:

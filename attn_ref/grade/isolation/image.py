@@ -50,9 +50,13 @@ def why_not(plan: SandboxPlan) -> str:
 
 
 class KernelImage:
-    """One image process for a batch; ``socket`` is what the jails hand their launchers."""
+    """One image process for a batch; ``socket`` is what the jails hand their launchers.
 
-    def __init__(self, plan: SandboxPlan):
+    ``wait``: until it is ready (else ImageError). Without it, kernels may be asked for at once: their requests
+    wait in the socket's queue while the image imports, and ``settled()`` tells, without blocking, when it is
+    ready or why it never will be (then it is ended, and the requests waiting fail, so their kernels start afresh)."""
+
+    def __init__(self, plan: SandboxPlan, wait: bool = True):
         why = why_not(plan)
         if why:
             raise ImageError(why)
@@ -75,34 +79,60 @@ class KernelImage:
                 self.close()
                 raise ImageError(f"it did not start ({err})") from None
         self.pid = self.process.pid
-        try:
-            status = self._ready()
-        except ImageError:
-            self.close()
-            raise
-        if not status.get("ready"):
-            self.close()
-            raise ImageError(str(status.get("why") or "it refused")[:300])
+        self.deadline, self._said, self.ready = time.monotonic() + IMAGE_READY_TIMEOUT, b"", False
+        if wait:
+            try:
+                while not self.settled(timeout=max(self.deadline - time.monotonic(), 0)):
+                    pass
+            except ImageError:
+                self.close()
+                raise
 
-    def _ready(self) -> dict:
-        deadline = time.monotonic() + IMAGE_READY_TIMEOUT
-        line = b""
+    def settled(self, timeout: float = 0.0) -> bool:
+        """Whether it is ready (True), after waiting at most ``timeout`` seconds for its line; False while it still
+        imports; ImageError (the image ended, so that no request waits on it) where it never will be ready."""
+        if self.ready:
+            return True
+        try:
+            status = self._status(timeout)
+        except ImageError:
+            self._end()
+            raise
+        if status is None:
+            return False
+        if not status.get("ready"):
+            self._end()
+            raise ImageError(str(status.get("why") or "it refused")[:300])
+        self.ready = True
+        return True
+
+    def _status(self, timeout: float) -> dict | None:
+        """Its one line of status once it has come, else None (ImageError: it never will)."""
         out = self.process.stdout.fileno()
-        while not line.endswith(b"\n"):
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([out], [], [], left)[0]:
-                raise ImageError("it was not ready in time")
+        while not self._said.endswith(b"\n"):
+            if not select.select([out], [], [], timeout)[0]:
+                if time.monotonic() > self.deadline:
+                    raise ImageError("it was not ready in time")
+                return None
             chunk = os.read(out, 4096)
             if not chunk:
                 self.log.flush()
                 tail = (self.folder / "image.log").read_bytes()[-300:].decode(errors="replace").strip()
                 raise ImageError(f"it exited while importing ({tail or 'no message'})")
-            line += chunk
+            self._said += chunk
+            if len(self._said) > 1 << 16:
+                raise ImageError("it said something unexpected")
         try:
-            status = json.loads(line)
+            status = json.loads(self._said)
         except ValueError:
             raise ImageError("it said something unexpected") from None
         return status if isinstance(status, dict) else {}
+
+    def _end(self) -> None:
+        """Ended where it will never be ready: the kernels' requests queued on its socket fail, and start afresh."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
 
     def close(self) -> None:
         """End the image (kernels already started from it live on until their gradings end them)."""

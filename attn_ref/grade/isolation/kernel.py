@@ -83,6 +83,7 @@ class Kernel:
 
     def _start(self) -> None:
         self.generation += 1
+        self.stops_before = len(self.jail.stopped())  # the guards' stops of the kernels before this one
         jail, plan = self.jail, self.jail.plan
         # unguessable: the jail's base cannot be listed, so no later kernel of a reused uid finds this
         # folder (with the notebook in it) if a killed grader ever leaves it behind
@@ -201,7 +202,19 @@ class Kernel:
 
     def restart(self) -> None:
         self.shutdown()
-        self._start()
+        # the calls' folders hold nothing a later call reads; what the ended kernel wrote there goes with it (in memory,
+        # its files stay charged to the kernel's cgroup, which the next kernel joins: they could leave it no room to start)
+        self.jail.clear_calls()
+        stops_before = self.stops_before
+        try:
+            self._start()
+        except KernelStartError:
+            if len(self.jail.stopped()) == stops_before:
+                raise
+            # a guard stopped the kernel before: one that finds it over a bound after it ended (the cgroup's OOM killer
+            # was first) ends what the cgroup holds then, which may be this kernel, starting
+            self.shutdown()
+            self._start()
 
     def shutdown(self) -> None:
         """Stop this kernel and every process it started (the jail ends them all)."""

@@ -20,6 +20,7 @@ descendants are ended. The kernel always runs in a student environment where att
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -32,7 +33,7 @@ from ..inkernel.errors import GraderError
 from ..settings import SANDBOX_PROBE_TIMEOUT, KernelCaps
 from ..student_python import BOUNDS, LAUNCHER
 from . import cleanup, resources
-from .safeio import make_kernel_dir, make_private_dir, write_new
+from .safeio import make_kernel_dir, make_private_dir, remove_contents, write_new
 
 STUDENT_ENV_ROOT = Path("/opt/attn-ref/student")  # setup.sh's place on Gradescope; `make` uses it as root
 
@@ -287,6 +288,9 @@ def _system_binds() -> list[str]:
     return args
 
 
+STOPPED_FILE = "stopped.txt"  # in a jail's base, the grader's alone: why a guard ended the kernel, a line each
+
+
 class Jail:
     """One submission's confinement: its uid (fresh as root), its folders under ``base``, and its end.
 
@@ -300,9 +304,24 @@ class Jail:
         self._claim = cleanup.claim_uid() if plan.fresh_uids else None
         self.uid = self._claim.uid if self._claim else os.getuid()
         self.gid = self.uid if self._claim else os.getgid()
-        self.exchange = make_private_dir(base, "exchange")
         self.ended = False
+        # what the grading process ends once it has sent its results, last first (its kernel, its helpers)
+        self.later = contextlib.ExitStack()
         self.cgroups = self._make_cgroups()
+        self.exchange = self._exchange_folder()
+        # every folder the kernel's files can be in: what the disk guard measures and the end removes
+        self.folders = (base,) if self.exchange.parent == base else (base, self.exchange)
+
+    def _exchange_folder(self) -> Path:
+        """Where the calls' folders go (a call's inputs and the kernel's reply: a dozen small files a call). In memory
+        (/dev/shm) where the kernel's memory cgroup bounds it: every page the kernel writes there is charged to that
+        cgroup, and the disk guard counts it too; on a disk, making a file costs about 0.6 ms, a tenth of a call.
+        Elsewhere (memory polled, which a file in memory escapes) in ``base``, on the disk."""
+        if self.cgroups is not None and self.cgroups.bounds_memory:
+            folder = cleanup.scratch_folder("exchange", in_memory=True)
+            folder.chmod(0o711)  # the kernel's user may pass through, not list
+            return folder
+        return make_private_dir(self.base, "exchange")
 
     def _make_cgroups(self) -> resources.KernelCgroups | None:
         limits = self.plan.caps
@@ -313,6 +332,24 @@ class Jail:
             return resources.KernelCgroups(controllers, self.base.name, limits.kernel_memory_bytes or 0, limits.processes)
         except (OSError, KeyError):
             return None
+
+    def stopped(self) -> list[str]:
+        """Why the supervisor's guards ended this jail's kernel so far, a line each (read by the grading process)."""
+        try:
+            return (self.base / STOPPED_FILE).read_text().splitlines()
+        except OSError:
+            return []
+
+    def note_stopped(self, note: str) -> None:
+        """Leave why a guard ends the kernel, before it does (by the supervisor)."""
+        notes = self.stopped()
+        if note not in notes:
+            with contextlib.suppress(OSError):
+                (self.base / STOPPED_FILE).write_text("\n".join([*notes, note]))
+
+    def clear_calls(self) -> None:
+        """Remove every call's folders so far (between kernels: none is read after its call)."""
+        remove_contents(self.exchange)
 
     @property
     def own_uid(self) -> bool:

@@ -39,7 +39,7 @@ from .sandbox import Jail, SandboxPlan
 
 MAX_RESULTS = 32 << 20  # the largest results a grading process may send
 GUARD_INTERVAL = 0.5
-TRIP_FILE = "stopped.txt"  # written by the supervisor in the jail's base when a guard ends the kernel: why, a line each
+TEARDOWN_GRACE = 30.0  # seconds a grading process that sent its results has to end its kernel; then it is ended
 
 
 @dataclass
@@ -124,6 +124,7 @@ class _Running:
     started: float
     data: bytearray = field(default_factory=bytearray)
     eof: bool = False
+    delivered: bool = False  # its results came whole: reported, and its slot given on while it ends its kernel
     exit_status: int | None = None
     guard_note: str = ""
     guard_floor: int = 0  # disk use at the last trip: the next trip needs more on top of it
@@ -132,7 +133,9 @@ class _Running:
 
 def _child(job: Job, jail: Jail, fd: int, supervisor: int) -> None:
     """The grading process: never returns (os._exit), whatever happens. It ends with its supervisor (killed
-    outright, no grading of it can be delivered), and its kernel with it (the kernel's launcher sees to that)."""
+    outright, no grading of it can be delivered), and its kernel with it (the kernel's launcher sees to that).
+    Its results are sent, and the pipe closed, before it ends its kernel (``jail.later``): the supervisor starts the
+    next submission meanwhile."""
     code = 1
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the supervisor; it ends this process
@@ -146,11 +149,17 @@ def _child(job: Job, jail: Jail, fd: int, supervisor: int) -> None:
         while view:
             written = os.write(fd, view)
             view = view[written:]
+        os.close(fd)  # delivered
         code = 0
     except BaseException:  # noqa: BLE001 - the supervisor reports it as a failed grading
         traceback.print_exc()
     finally:
-        os._exit(code)
+        try:
+            jail.later.close()
+        except BaseException:  # noqa: BLE001 - the supervisor's end of the jail ends what is left
+            traceback.print_exc()
+        finally:
+            os._exit(code)
 
 
 def _size(n: int) -> str:
@@ -176,17 +185,33 @@ class Supervisor(Runner):
         # collections then skip it instead of writing into the pages it shares with this one (gc.freeze)
         gc.freeze()
 
-    def start_image(self) -> None:
-        """Start the kernel image now (else the first ``finished`` with jobs starts it); kernels start afresh
+    def start_image(self, wait: bool = True) -> None:
+        """Start the kernel image now (else the first ``finished`` with jobs starts it, without waiting: the first
+        gradings start beside its imports, their kernels' requests queued until it is ready); kernels start afresh
         where it does not start, and ``kernel_start`` says why."""
         self._image_wanted = False
         try:
-            self.image = KernelImage(self.plan)
+            self.image = KernelImage(self.plan, wait=wait)
         except ImageError as err:
-            self._image_note = f"started afresh for each submission: no kernel image ({err})"
+            self._no_image(err)
             return
         self._before.add(self.image.pid)  # the image is this process's child, never a grading's orphan
         self._image_note = "started from one kernel image (numpy and torch imported once for the batch)"
+
+    def _no_image(self, err: ImageError) -> None:
+        self._image_note = f"started afresh for each submission: no kernel image ({err})"
+        if self.image is not None:  # ended already: kernels that asked it start afresh, as every later one does
+            self.image.close()
+            self._before.discard(self.image.pid)
+            self.image = None
+
+    def _settle_image(self) -> None:
+        """Whether an image started without waiting became ready; where it never will, kernels start afresh."""
+        if self.image is not None and not self.image.ready:
+            try:
+                self.image.settled()
+            except ImageError as err:
+                self._no_image(err)
 
     @property
     def kernel_start(self) -> str:
@@ -337,7 +362,8 @@ class Supervisor(Runner):
             try:
                 self._sweep_orphans()
             finally:
-                remove_tree(jail.base)
+                for folder in jail.folders:
+                    remove_tree(folder)
 
     def _sweep_orphans(self) -> None:
         """Processes that came back to this subreaper from a finished grading: ended (user mode)."""
@@ -352,7 +378,7 @@ class Supervisor(Runner):
         cleanup.reap_zombies(spare=self._spare())
 
     def _guard(self) -> None:
-        for run in list(self.running.values()):
+        for run in [run for run in self.running.values() if not run.delivered]:
             note = self._over_disk(run) or self._over_memory(run)
             if note:
                 self._trip(run, note)
@@ -360,18 +386,15 @@ class Supervisor(Runner):
     def _trip(self, run: _Running, note: str) -> None:
         """End the kernel (the grading process restarts it) and leave the reason for its results."""
         run.guard_note = note
-        try:
-            trip = run.jail.base / TRIP_FILE
-            notes = trip.read_text().splitlines() if trip.exists() else []
-            if note not in notes:
-                trip.write_text("\n".join([*notes, note]))
-        except OSError:
-            pass
+        run.jail.note_stopped(note)
         self._kill_kernel(run)
 
     def _over_disk(self, run: _Running) -> str:
         limits = self.plan.caps
-        used, entries = cleanup.tree_usage(run.jail.base, limits.disk_files + 1)
+        used = entries = 0
+        for folder in run.jail.folders:
+            more, count = cleanup.tree_usage(folder, limits.disk_files + 1)
+            used, entries = used + more, entries + count
         if run.jail.own_uid:
             more, count = cleanup.uid_disk_usage(run.jail.uid)
             used, entries = used + more, entries + count
@@ -406,11 +429,12 @@ class Supervisor(Runner):
         queue = list(jobs)
         next_guard = 0.0
         if self._image_wanted and queue:
-            self.start_image()
+            self.start_image(wait=False)
         try:
             while (queue and not self.stopping) or self.running:
                 queue = self._admit(queue, prepare)
                 self._wait()
+                self._settle_image()
                 now = time.monotonic()
                 yield from self._collect(now)
                 if now >= next_guard:
@@ -423,7 +447,7 @@ class Supervisor(Runner):
     def _admit(self, queue: list[Job], prepare: Prepare | None) -> list[Job]:
         """Start queued jobs while there is room; what must wait stays first in the queue."""
         waiting = []
-        while queue and not self.stopping and len(self.running) < self.max_jobs:
+        while queue and not self.stopping and sum(not run.delivered for run in self.running.values()) < self.max_jobs:
             job = queue.pop(0)
             answer = prepare(job) if prepare else Admission.START
             if answer is Admission.START:
@@ -434,36 +458,66 @@ class Supervisor(Runner):
 
     def _wait(self) -> None:
         fds = [run.fd for run in self.running.values() if not run.eof]
+        if self.image is not None and not self.image.ready:  # its line of status, as soon as it comes
+            fds.append(self.image.process.stdout.fileno())
         if fds:
             select.select(fds, [], [], 0.1)
         else:
             time.sleep(0.05)
 
     def _collect(self, now: float) -> Iterator[Finished]:
-        """The jobs whose grading process ended, or that passed their deadline."""
+        """The jobs whose results came whole (their grading process then ends its kernel), whose grading process
+        ended, or that passed their deadline."""
         for run in list(self.running.values()):
             self._drain(run)
+            if run.eof and not run.delivered and (sent := self._whole(run)) is not None:
+                run.delivered, run.deadline = True, min(run.deadline, now + TEARDOWN_GRACE)
+                sent.setdefault("execution_time", round(now - run.started, 2))
+                yield Finished(run.job, JobState.GRADED, sent)
             try:
                 pid, status = os.waitpid(run.pid, os.WNOHANG)
             except ChildProcessError:
                 pid, status = run.pid, 1 << 8
             if pid == run.pid:
                 run.exit_status = os.waitstatus_to_exitcode(status)
-                yield self._finish(run, timed_out=False)
+                if run.delivered:
+                    self._retire(run)
+                else:
+                    yield self._finish(run, timed_out=False)
             elif now > run.deadline:
-                yield self._finish(run, timed_out=True)
+                if run.delivered:
+                    self._retire(run)
+                else:
+                    yield self._finish(run, timed_out=True)
 
-    def _end_all(self) -> None:
-        """Interrupted: end what is still running, report nothing."""
-        for run in list(self.running.values()):
+    @staticmethod
+    def _whole(run: _Running) -> dict | None:
+        """The results its grading process sent and closed its pipe on, as JSON's dict (None: none, or not whole)."""
+        if not run.data:
+            return None
+        try:
+            sent = json.loads(bytes(run.data))
+        except ValueError:
+            return None
+        return sent if isinstance(sent, dict) else None
+
+    def _retire(self, run: _Running) -> None:
+        """A grading process that is not reported on (its results came already, or the run was interrupted), ended here
+        unless it has ended, and its jail."""
+        if run.exit_status is None:
             try:
                 os.kill(run.pid, signal.SIGKILL)
                 os.waitpid(run.pid, 0)
             except (ProcessLookupError, ChildProcessError):
                 pass
-            os.close(run.fd)
-            del self.running[run.pid]
-            self._end_jail(run.jail)
+        os.close(run.fd)
+        del self.running[run.pid]
+        self._end_jail(run.jail)
+
+    def _end_all(self) -> None:
+        """Interrupted: end what is still running, report nothing."""
+        for run in list(self.running.values()):
+            self._retire(run)
 
     def stop(self) -> None:
         """Start nothing new; what runs is ended by the caller leaving ``run`` (or finishes)."""

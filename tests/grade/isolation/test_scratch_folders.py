@@ -73,3 +73,31 @@ def test_folders_of_other_users_or_not_folders_are_never_removed(scratch):
     (scratch / "elsewhere").mkdir()
     assert cleanup.remove_leftovers() == 0
     assert (scratch / "elsewhere").is_dir() and link.is_symlink() and (scratch / f"attn-ref-grade-{'0' * 8}-1").is_file()
+
+
+MAKE_IN_MEMORY = """
+import sys, tempfile, time
+tempfile.tempdir = sys.argv[1]
+from attn_ref.grade.isolation import cleanup
+cleanup.memory_folder = lambda: sys.argv[2]
+print(cleanup.scratch_folder("exchange", in_memory=True).name, flush=True)
+time.sleep(300)
+"""
+
+
+def test_a_killed_runs_folders_in_memory_are_removed_too(scratch, monkeypatch):
+    """The calls' folders (sandbox.Jail) are in memory (/dev/shm) where a memory cgroup bounds the kernel: a run killed
+    outright leaves them there, with their own lock file, and the next run removes them as it does the others."""
+    memory = Path(tempfile.mkdtemp(prefix="attn-ref-test-memory-", dir=scratch.parent))
+    try:
+        killed = subprocess.Popen([sys.executable, "-c", MAKE_IN_MEMORY, str(scratch), str(memory)], stdout=subprocess.PIPE,
+                                  text=True)
+        name = killed.stdout.readline().strip()
+        assert name.startswith("attn-ref-exchange-") and (memory / name).is_dir() and not list(scratch.iterdir())
+        killed.kill()
+        killed.wait()
+        monkeypatch.setattr(cleanup, "memory_folder", lambda: str(memory))
+        assert cleanup.remove_leftovers() == 1
+        assert not list(memory.iterdir())  # the folder and its run's lock file
+    finally:
+        shutil.rmtree(memory, ignore_errors=True)

@@ -13,7 +13,8 @@ Stages (a process is classified when first seen, from its command line, its uid 
 - "launchers and sandboxes": `python -I launch.py`, bubblewrap and its waiting payload;
 - "grading processes": the supervisor's forks, one per submission (jupyter_client, scoring, results);
 - "supervisor while grading" and "supervisor after grading" (results, the gradebook, report.html with its
-  similarity, the plots): the `attn-ref grade` process itself, split at the moment the last grading process ended;
+  similarity, and its fork that draws the plots): the `attn-ref grade` process itself, split at the moment the last
+  grading process ended;
 - "workers' graders" (worker_service.py, a cluster's per-worker supervisor) and "Dask" (scheduler, nannies,
   workers) for `--cluster`.
 """
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 
 import psutil
 
+PLOTS = "attn-ref plots"  # the process name of the gradebook's plots (gradebook.write_gradebook)
 IMAGE_MARK = "The kernel image: a process of the students' environment"  # in the image's (and its forks') command line
 STAGES = ("kernel image", "kernels", "mistakes runner", "launchers and sandboxes", "grading processes",
           "supervisor while grading", "supervisor after grading", "workers' graders", "Dask")
@@ -64,6 +66,8 @@ def _classify(p: psutil.Process, parent_stage: str, me: int) -> str:
         return "kernels" if uid != me else "mistakes runner"
     if uid != me:
         return "kernels"
+    if p.name() == PLOTS:  # the gradebook's plots, drawn beside report.html (classroom/beside.py)
+        return "supervisor after grading"
     if "launch.py" in line or "bwrap" in line or "sleep infinity" in line:
         return "launchers and sandboxes"
     if "mistakes_runner" in line:
@@ -117,7 +121,8 @@ def run_sampled(cmd: list[str], interval: float = 0.02, **popen) -> Sampled:
     for key, seconds in cpu.items():
         stages[stage_of[key]] += seconds
     if grading_until:
-        stages["supervisor after grading"] = cpu.get(root_key, 0.0) - supervisor_at_last_grading
-        stages["supervisor while grading"] -= stages["supervisor after grading"]
+        after_grading = cpu.get(root_key, 0.0) - supervisor_at_last_grading
+        stages["supervisor after grading"] += after_grading
+        stages["supervisor while grading"] -= after_grading
     children = (after.children_user - before.children_user) + (after.children_system - before.children_system)
     return Sampled(wall, proc.returncode, dict(stages), children)

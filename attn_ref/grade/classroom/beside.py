@@ -5,16 +5,21 @@ a lock another holds would stay held in the child); elsewhere the work is done a
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import sys
 import threading
 import traceback
 from collections.abc import Callable
 
+PR_SET_NAME = 15
 
-def beside(work: Callable[[], None]) -> Callable[[], bool]:
+
+def beside(work: Callable[[], None], name: str = "attn-ref beside") -> Callable[[], bool]:
     """Start ``work()``; returns a wait that says whether it ran through (in the child, or here at once). Its files
-    are written by the child; a child that failed leaves the caller to do the work again where its error is seen."""
+    are written by the child; a child that failed leaves the caller to do the work again where its error is seen.
+    ``name``: the child's process name (as `ps` and `top` show it; 15 bytes at most)."""
     if threading.active_count() > 1 or not hasattr(os, "fork"):
         work()
         return lambda: True
@@ -24,6 +29,8 @@ def beside(work: Callable[[], None]) -> Callable[[], bool]:
     if pid == 0:  # pragma: no cover - the child's coverage is not collected
         code = 1
         try:
+            with contextlib.suppress(OSError, AttributeError):
+                ctypes.CDLL(None, use_errno=True).prctl(PR_SET_NAME, name.encode()[:15], 0, 0, 0)
             work()
             code = 0
         except BaseException:  # noqa: BLE001 - said on stderr; the parent does the work again

@@ -213,7 +213,7 @@ def write_gradebook(out: Path, subs: list[Submission], checks: Checks, canvas: d
         adjusting.write_template(out / adjusting.FILE)
         book.adjustments = adjusting.apply_adjustments(out / adjusting.FILE, book)  # after the written scores: they adjust those too
         write_csv(out / "grades.csv", grades_fields(book), book.rows)
-        plots = beside(lambda: write_plots(out, book))  # drawn beside the report's similarity measures
+        plots = beside(lambda: write_plots(out, book), "attn-ref plots")  # drawn beside the report's similarity measures
         if checks.functions:
             write_mistakes_csv(out, book)
         from .report import write_report

@@ -36,3 +36,11 @@ def test_with_another_thread_the_work_runs_here_at_once(tmp_path):
     finally:
         stop.set()
         other.join()
+
+
+def test_the_child_is_named(tmp_path):
+    def work():
+        (tmp_path / "name").write_text(open("/proc/self/comm").read().strip())
+
+    assert beside(work, "attn-ref plots")() is True
+    assert (tmp_path / "name").read_text() == "attn-ref plots"

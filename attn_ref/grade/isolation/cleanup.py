@@ -87,6 +87,17 @@ def count_processes(uid: int) -> int:
     return count
 
 
+def count_tasks(uid: int) -> int:
+    """The threads of every process whose real uid is ``uid``: what RLIMIT_NPROC counts (a kernel's zmq and
+    ipykernel threads too), so a kernel of the user's own uid gets its headroom on top of these."""
+    count = 0
+    for p in psutil.process_iter(["uids", "num_threads"]):
+        uids, threads = p.info["uids"], p.info["num_threads"]
+        if uids and uids.real == uid:
+            count += threads or 1
+    return count
+
+
 def claim_uid() -> UidClaim:
     """A fresh uid: no passwd entry, no process, not held by another grading; its old leftovers removed."""
     first, last = _uid_range()

@@ -380,8 +380,8 @@ class Jail:
         """What launch.py needs to start one kernel: who, with which limits, in what."""
         limits = self.plan.caps
         nproc = limits.processes
-        if not self.own_uid:  # RLIMIT_NPROC counts every process of the user
-            nproc += cleanup.count_processes(self.uid)
+        if not self.own_uid:  # RLIMIT_NPROC counts every thread of the user's processes, the grader's and other kernels'
+            nproc += cleanup.count_tasks(self.uid)
         rlimits = {"RLIMIT_NPROC": nproc, "RLIMIT_FSIZE": limits.file_size_bytes, "RLIMIT_CPU": limits.cpu_seconds,
                    "RLIMIT_CORE": 0, "RLIMIT_MSGQUEUE": 0}  # no POSIX message queue: nothing cleans them up
         if limits.memory_bytes:

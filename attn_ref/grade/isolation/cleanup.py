@@ -91,10 +91,10 @@ def count_tasks(uid: int) -> int:
     """The threads of every process whose real uid is ``uid``: what RLIMIT_NPROC counts (a kernel's zmq and
     ipykernel threads too), so a kernel of the user's own uid gets its headroom on top of these."""
     count = 0
-    for p in psutil.process_iter(["uids", "num_threads"]):
-        uids, threads = p.info["uids"], p.info["num_threads"]
-        if uids and uids.real == uid:
-            count += threads or 1
+    for p in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            if p.uids().real == uid:
+                count += p.num_threads()
     return count
 
 

@@ -132,14 +132,7 @@ def remove_tree(name: str | os.PathLike, dir_fd: int | None = None) -> None:
     link itself, never what it points to, and ``--one-file-system`` keeps it off any mount inside. With
     ``dir_fd``, ``name`` is taken relative to that open folder (the folder is never looked up by path)."""
     path = os.fspath(name) if dir_fd is None else f"/proc/self/fd/{dir_fd}/{os.fspath(name)}"
-    try:
-        subprocess.run(["rm", "-rf", "--one-file-system", "--", path], pass_fds=() if dir_fd is None else (dir_fd,),
-                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    except OSError:  # no rm: the standard library's walk, which cannot follow links either
-        try:
-            shutil.rmtree(name, dir_fd=dir_fd, ignore_errors=True)
-        except RecursionError:
-            pass
+    _remove_trees([path], [os.fspath(name)], dir_fd)
 
 
 def remove_contents(folder: Path) -> None:
@@ -149,11 +142,21 @@ def remove_contents(folder: Path) -> None:
         names = sorted(os.listdir(folder))
     except OSError:
         return
-    if not names:
-        return
+    if names:
+        paths = [os.path.join(folder, name) for name in names]
+        _remove_trees(paths, paths, None)
+
+
+def _remove_trees(paths: list[str], names: list[str], dir_fd: int | None) -> None:
+    """``rm -rf --one-file-system`` of ``paths``; without rm, the standard library's walk of ``names`` (relative to
+    ``dir_fd`` where given), which cannot follow links either."""
     try:
-        subprocess.run(["rm", "-rf", "--one-file-system", "--", *(os.path.join(folder, n) for n in names)],
+        subprocess.run(["rm", "-rf", "--one-file-system", "--", *paths], pass_fds=() if dir_fd is None else (dir_fd,),
                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     except OSError:
         for name in names:
-            remove_tree(os.path.join(folder, name))
+            try:
+                shutil.rmtree(name, dir_fd=dir_fd, ignore_errors=True)
+            except RecursionError:
+                pass
+

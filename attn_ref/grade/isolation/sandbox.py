@@ -309,8 +309,11 @@ class Jail:
         self.later = contextlib.ExitStack()
         self.cgroups = self._make_cgroups()
         self.exchange = self._exchange_folder()
-        # every folder the kernel's files can be in: what the disk guard measures and the end removes
-        self.folders = (base,) if self.exchange.parent == base else (base, self.exchange)
+
+    @property
+    def folders(self) -> tuple[Path, ...]:
+        """Every folder the kernel's files can be in: what the disk guard measures and the end removes."""
+        return (self.base,) if self.exchange.parent == self.base else (self.base, self.exchange)
 
     def _exchange_folder(self) -> Path:
         """Where the calls' folders go (a call's inputs and the kernel's reply: a dozen small files a call). In memory

@@ -302,18 +302,8 @@ class Supervisor(Runner):
                 pass
 
     def _finish(self, run: _Running, timed_out: bool) -> Finished:
-        if timed_out or run.exit_status is None:
-            try:
-                os.kill(run.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            try:
-                os.waitpid(run.pid, 0)
-            except ChildProcessError:
-                pass
+        self._end_process(run)
         self._drain(run)
-        os.close(run.fd)
-        del self.running[run.pid]
         sent = self._sent(run, timed_out)
         if isinstance(sent, dict):
             results, state = sent, JobState.GRADED
@@ -323,18 +313,37 @@ class Supervisor(Runner):
         else:
             results, state = as_json(self._failed(run, timed_out)), JobState.TIMED_OUT if timed_out else JobState.FAILED
         results.setdefault("execution_time", round(time.monotonic() - run.started, 2))
-        self._end_jail(run.jail)
+        self._retire(run)
         return Finished(run.job, state, results)
 
     @staticmethod
-    def _sent(run: _Running, timed_out: bool):
-        """What its grading process sent, if it finished and it is JSON (None otherwise)."""
-        if timed_out or run.exit_status != 0 or not run.data:
+    def _end_process(run: _Running) -> None:
+        """Its grading process ended here (killed and reaped) unless it has ended already."""
+        if run.exit_status is not None:
+            return
+        try:
+            os.kill(run.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        try:
+            _, status = os.waitpid(run.pid, 0)
+            run.exit_status = os.waitstatus_to_exitcode(status)
+        except ChildProcessError:
+            run.exit_status = -signal.SIGKILL
+
+    @staticmethod
+    def _parsed(run: _Running):
+        """What its grading process sent, as JSON (None: nothing, or not JSON: not whole)."""
+        if not run.data:
             return None
         try:
             return json.loads(bytes(run.data))
         except ValueError:
             return None
+
+    def _sent(self, run: _Running, timed_out: bool):
+        """What its grading process sent, if it finished and it is JSON (None otherwise)."""
+        return None if timed_out or run.exit_status != 0 else self._parsed(run)
 
     def _failed(self, run: _Running, timed_out: bool) -> Results | dict:
         job = run.job
@@ -490,26 +499,14 @@ class Supervisor(Runner):
                 else:
                     yield self._finish(run, timed_out=True)
 
-    @staticmethod
-    def _whole(run: _Running) -> dict | None:
+    def _whole(self, run: _Running) -> dict | None:
         """The results its grading process sent and closed its pipe on, as JSON's dict (None: none, or not whole)."""
-        if not run.data:
-            return None
-        try:
-            sent = json.loads(bytes(run.data))
-        except ValueError:
-            return None
+        sent = self._parsed(run)
         return sent if isinstance(sent, dict) else None
 
     def _retire(self, run: _Running) -> None:
-        """A grading process that is not reported on (its results came already, or the run was interrupted), ended here
-        unless it has ended, and its jail."""
-        if run.exit_status is None:
-            try:
-                os.kill(run.pid, signal.SIGKILL)
-                os.waitpid(run.pid, 0)
-            except (ProcessLookupError, ChildProcessError):
-                pass
+        """A grading process's end (here, unless it has ended), then its pipe's, its slot's and its jail's."""
+        self._end_process(run)
         os.close(run.fd)
         del self.running[run.pid]
         self._end_jail(run.jail)

@@ -235,11 +235,11 @@ def sweep_task(python: str, helpers: str, t_index: int, task: FunctionUnit, muta
     whose sizes are fixed (no "dims" drawn) is swept under the first ``fixed_seeds`` seeds only (default all):
     only its values change with the seed, and the check holds their errors to a margin of the tolerance.
 
-    With ``near_seeds``, a second sweep: each implementation's lines whose values came within MARGIN of their
-    tolerance (LineVerdicts.near_its_tolerance: a pass that used a tenth of it, a miss by less than ten times it)
-    are called under further seeds until each has ``near_seeds`` (all of its lines, for a mutant that keeps
-    state between calls); there only verdicts are recorded, since the task's other mutants are not called
-    beside them to name against."""
+    With ``near_seeds``, a second sweep: each implementation's lines whose sizes are drawn, and those whose values
+    came within MARGIN of their tolerance (LineVerdicts.near_its_tolerance: a pass that used a tenth of it, a miss
+    by less than ten times it), are called under further seeds until each has ``near_seeds`` (all of its lines,
+    for a mutant that keeps state between calls); there only verdicts are recorded, since the task's other
+    mutants are not called beside them to name against."""
     says = {_as_declared(m.source): m.says for m in task.mistakes}
     stub_labels = [f"stub: {kind}" for kind in stubs.KINDS] if with_stubs else []
     implementations = {SOLUTION: "", **dict(mutants), **dict.fromkeys(stub_labels, "")}
@@ -248,14 +248,21 @@ def sweep_task(python: str, helpers: str, t_index: int, task: FunctionUnit, muta
     try:
         swept = _TaskSweep(task, implementations, {label: says.get(_as_declared(source), "") for label, source in mutants},
                            stub_labels, runner, folder)
+        # a mutant that keeps state between calls is called on every line under every seed, in the lines' order, as
+        # grading calls it: a line's verdict depends on the calls before it (there no name is asked: the task's
+        # other mutants are not called beside it)
+        stateful = [label for label in swept.labels if KEEPS_STATE in implementations[label]]
         for seed in seeds:
             drawn_only = fixed_seeds is not None and seed >= seeds.start + fixed_seeds
-            probes = [i for i, p in enumerate(task.probes) if p.device != "cuda" and _swept_under(p, seed - seeds.start, drawn_only)]
-            for p_index in probes:
-                swept.probe(seed, t_index, p_index, reference, swept.labels, set(swept.labels) if p_index == probes[0] else set())
+            fresh = set(swept.labels)  # each seed a submission of its own: each namespace made anew at its first call
+            for p_index, p in enumerate(task.probes):
+                everyone = _swept_under(p, seed - seeds.start, drawn_only)
+                labels = swept.labels if everyone else stateful
+                if p.device != "cuda" and labels:
+                    swept.probe(seed, t_index, p_index, reference, labels, fresh & set(labels), again=not everyone)
+                    fresh -= set(labels)
         if near_seeds:
-            stateful = {label for label, source in mutants if KEEPS_STATE in source}
-            _sweep_near_again(swept, t_index, reference, seeds.stop, near_seeds, stateful)
+            _sweep_near_again(swept, t_index, reference, seeds.stop, near_seeds, set(stateful))
         return {"lines": {label: {name: v.to_json() for name, v in probes.items()} for label, probes in swept.lines.items()},
                 "broken": runner.broken}
     finally:
@@ -265,18 +272,19 @@ def sweep_task(python: str, helpers: str, t_index: int, task: FunctionUnit, muta
 
 def _sweep_near_again(swept: _TaskSweep, t_index: int, reference, first_seed: int, near_seeds: int, stateful: set[str]) -> None:
     """The second sweep of sweep_task: seeds from ``first_seed`` on, until every line near its tolerance, and every
-    line of the solution whose sizes are drawn (a rare size could fail correct work on something other than its
-    values), has been called under ``near_seeds`` (a seed-free line never is: its one call is exact). The drawn
-    lines of the mutants and stubs stay at the first sweep's seeds: the lab's 205 mutants would take minutes,
-    its stubs 12 s more."""
+    line whose sizes are drawn, of every implementation (a rare size can flip a verdict whatever the values'
+    margin: correct work failed, or a mistake that goes uncharged), has been called under ``near_seeds`` (a
+    seed-free line never is: its one call is exact). A mutant that keeps state between calls is called on all of
+    its lines (seed-free ones too: the calls before them differ) under every seed, in order, until each has
+    ``near_seeds``, as grading would call it."""
     task = swept.task
-    near = {label: names | ({p.name for p in task.probes} if label in stateful else set())
-            for label, names in swept.near_its_tolerance().items()}
     drawn = {p.name for p in task.probes if "dims" in p.options}
-    if SOLUTION in swept.labels and drawn:
-        near[SOLUTION] = near.get(SOLUTION, set()) | drawn
+    near = swept.near_its_tolerance()
+    if drawn:
+        near = {label: near.get(label, set()) | drawn for label in swept.labels}
+    near = {label: names | ({p.name for p in task.probes} if label in stateful else set()) for label, names in near.items()}
     wanted = {(label, p_index) for label, names in near.items() for p_index, p in enumerate(task.probes)
-              if p.name in names and p.device != "cuda" and not seed_free(p)}
+              if p.name in names and p.device != "cuda" and (label in stateful or not seed_free(p))}
     seed = first_seed
     while wanted:
         fresh: set[str] = set(near)  # each seed a submission of its own: each namespace made anew at its first call
@@ -285,8 +293,9 @@ def _sweep_near_again(swept: _TaskSweep, t_index: int, reference, first_seed: in
             if labels:
                 swept.probe(seed, t_index, p_index, reference, labels, fresh & set(labels), again=True)
                 fresh -= set(labels)
-        wanted = {(label, p_index) for label, p_index in wanted
-                  if swept.lines[label][task.probes[p_index].name].seeds < near_seeds}
+        short = {(label, p_index) for label, p_index in wanted if swept.lines[label][task.probes[p_index].name].seeds < near_seeds}
+        behind = {label for label, _ in short}  # a mutant that keeps state goes on with all of its lines, in order
+        wanted = {(label, p_index) for label, p_index in wanted if (label, p_index) in short or (label in stateful and label in behind)}
         seed += 1
 
 

@@ -9,6 +9,8 @@ import pytest
 from course_units import COURSE
 
 from attn_ref.grade.proofs.sweep import SOLUTION, sweep
+from attn_ref.grade.scoring.autograder import load_autograder
+from attn_ref.grade.scoring.inputs import draw_dims, probe_rng
 from attn_ref.release.check import flipped_lines, named_share
 from attn_ref.release.course import load_assignment, load_registry
 
@@ -95,7 +97,7 @@ def test_the_named_share_counts_mutants_and_leaves_out_those_that_only_raise(swe
 def test_a_flip_too_rare_for_the_first_sweep_is_found_where_the_values_came_near_the_tolerance(release):
     """The second sweep: a line whose misses came within 10x of its tolerance is swept again until it has
     near_seeds seeds, and the flip the first sweep's 20 seeds missed is reported; a line far from its tolerance
-    (or that compares no values) is not swept again, except a line of the solution whose sizes are drawn."""
+    (or that compares no values) is not swept again, except a line whose sizes are drawn."""
     out, _ = release
     autograder, mutants = out / "autograder" / "lab-autograder.zip", {"c3": [("rarely right", RARELY_RIGHT)]}
     lab = load_assignment(COURSE, next(e for e in load_registry(COURSE) if e.name == "lab"))
@@ -111,6 +113,57 @@ def test_a_flip_too_rare_for_the_first_sweep_is_found_where_the_values_came_near
     assert (solution[DRAWN]["seeds"], solution[DRAWN]["passed"]) == (200, 200) and solution[unchanged]["seeds"] == len(SEEDS)
     problems = flipped_lines(lab, again)
     assert any("rarely right" in p and DRAWN in p and "seed 138" in p for p in problems), problems
+
+
+def _drawn_sizes(autograder: Path, seeds: range) -> dict[int, tuple]:
+    """{seed: c3's drawn sizes (B, H, T_q, T_k, d_k, d_v) on DRAWN}, as grading draws them."""
+    checks = load_autograder(autograder).checks
+    t_index, c3 = next((i, u) for i, u in enumerate(checks.units) if u.name == "c3")
+    p_index, probe = next((i, p) for i, p in enumerate(c3.probes) if p.name == DRAWN)
+    order = ("B", "H", "T_q", "T_k", "d_k", "d_v")
+    return {seed: tuple(draw_dims(probe, probe_rng(seed, t_index, p_index))[n] for n in order) for seed in seeds}
+
+
+def test_a_mistake_only_one_rare_size_shows_is_found_on_every_implementations_drawn_line(release):
+    """A mutant far from the tolerance on every seed (its output doubled), but only for one combination of drawn
+    sizes that the first sweep's 20 seeds never draw: the second sweep calls every implementation's drawn lines
+    again, whatever their margin, and the check reports the flip (a rare size leaves a mistake uncharged)."""
+    out, _ = release
+    autograder = out / "autograder" / "lab-autograder.zip"
+    sizes = _drawn_sizes(autograder, range(200))
+    first = set(sizes[s] for s in SEEDS)
+    rare_seed = next(s for s in range(len(SEEDS), 200) if sizes[s] not in first
+                     and list(sizes.values()).count(sizes[s]) == 1)
+    B, H, T_q, T_k, d_k, d_v = sizes[rare_seed]
+    wrong_there = f"""
+_right = scaled_dot_product_attention
+def scaled_dot_product_attention(q, k, v, mask=None):
+    out, weights = _right(q, k, v, mask)
+    rare = tuple(q.shape) == ({B}, {H}, {T_q}, {d_k}) and k.shape[-2] == {T_k} and v.shape[-1] == {d_v}
+    return (out * 2 if rare else out), weights
+"""
+    mutants = {"c3": [("rarely wrong", wrong_there)]}
+    first_sweep = sweep(autograder, mutants, SEEDS, with_stubs=False, tasks={"c3"})["c3"]["lines"]["rarely wrong"]
+    assert (first_sweep[DRAWN]["passed"], first_sweep[DRAWN]["failed"]) == (len(SEEDS), 0)
+    assert not first_sweep[DRAWN]["near_its_tolerance"]  # its values are right or far off: no margin calls it back
+    again = sweep(autograder, mutants, SEEDS, with_stubs=False, tasks={"c3"}, near_seeds=200)["c3"]["lines"]["rarely wrong"]
+    assert (again[DRAWN]["seeds"], again[DRAWN]["failed"], again[DRAWN]["fail_seed"]) == (200, 1, rare_seed)
+    lab = load_assignment(COURSE, next(e for e in load_registry(COURSE) if e.name == "lab"))
+    problems = flipped_lines(lab, {"c3": {"lines": {"rarely wrong": again}}})
+    assert any("rarely wrong" in p and DRAWN in p and f"seed {rare_seed}" in p for p in problems), problems
+
+
+def test_a_mutant_that_keeps_state_is_called_on_every_line_under_every_seed(release):
+    """Grading calls a task's lines in order, so a mutant that keeps state between calls meets each line after the
+    calls before it: it is swept on all of its lines under every seed, in both sweeps, never on some lines alone
+    (a line called without the drawn call before it passed where grading fails it)."""
+    out, _ = release
+    stateful = "# keeps state between calls\n" + STATEFUL
+    found = sweep(out / "autograder" / "lab-autograder.zip", {"c3": [("stateful", stateful)]}, SEEDS, with_stubs=False,
+                  tasks={"c3"}, fixed_seeds=5, near_seeds=30)["c3"]["lines"]
+    assert {v["seeds"] for v in found["stateful"].values()} == {30}
+    solution = found[SOLUTION]
+    assert solution[DRAWN]["seeds"] == 30 and {v["seeds"] for name, v in solution.items() if name != DRAWN} == {5}
 
 
 def test_a_line_whose_inputs_do_not_depend_on_the_seed_is_called_once(release):
@@ -139,3 +192,22 @@ def test_a_flip_on_a_line_whose_sizes_may_coincide_points_to_distinct():
     loosened = replace(lab, units=tuple(loose_c3 if u is c3 else u for u in lab.units))
     (told,) = flipped_lines(loosened, swept)
     assert "its drawn sizes B, H, d_k, d_v may coincide" in told and "distinct=" in told
+
+
+def test_a_pass_near_the_tolerance_is_held_to_the_margin_unless_1500_seeds_saw_it():
+    """The 10x margin stands in for seeds: a mutant's pass within it is accepted once 1,500 seeds saw it pass (a flip
+    under one seed in 500 would have shown), the solution's never (correct code that adds in another order must pass
+    too)."""
+    from attn_ref.grade.proofs import SEEDS_FOR_ONE_IN_500
+
+    lab = load_assignment(COURSE, next(e for e in load_registry(COURSE) if e.name == "lab"))
+
+    def passed(seeds: int) -> dict:
+        return {"passed": seeds, "failed": 0, "seeds": seeds, "rtol": 1e-5, "worst_error": 3e-6, "pass_seed": 0,
+                "fail_seed": None, "fail_message": ""}
+
+    def told(label: str, seeds: int) -> list[str]:
+        return flipped_lines(lab, {"c3": {"lines": {label: {DRAWN: passed(seeds)}}}})
+
+    assert told("float32 inside", 100) and told(SOLUTION, SEEDS_FOR_ONE_IN_500)
+    assert not told("float32 inside", SEEDS_FOR_ONE_IN_500)

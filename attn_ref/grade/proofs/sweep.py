@@ -278,18 +278,13 @@ def _sweep_near_again(swept: _TaskSweep, t_index: int, reference, first_seed: in
     its lines (seed-free ones too: the calls before them differ) under every seed, in order, until each has
     ``near_seeds``, as grading would call it."""
     task = swept.task
-    drawn = {p.name for p in task.probes if "dims" in p.options}
-    near = swept.near_its_tolerance()
-    if drawn:
-        near = {label: near.get(label, set()) | drawn for label in swept.labels}
-    near = {label: names | ({p.name for p in task.probes} if label in stateful else set()) for label, names in near.items()}
-    wanted = {(label, p_index) for label, names in near.items() for p_index, p in enumerate(task.probes)
-              if p.name in names and p.device != "cuda" and (label in stateful or not seed_free(p))}
+    wanted = _wanted_again(swept, stateful)
+    labels_in_order = [label for label in swept.labels if any(w[0] == label for w in wanted)]
     seed = first_seed
     while wanted:
-        fresh: set[str] = set(near)  # each seed a submission of its own: each namespace made anew at its first call
-        for p_index, p in enumerate(task.probes):
-            labels = [label for label in near if (label, p_index) in wanted]
+        fresh = set(labels_in_order)  # each seed a submission of its own: each namespace made anew at its first call
+        for p_index in range(len(task.probes)):
+            labels = [label for label in labels_in_order if (label, p_index) in wanted]
             if labels:
                 swept.probe(seed, t_index, p_index, reference, labels, fresh & set(labels), again=True)
                 fresh -= set(labels)
@@ -297,6 +292,19 @@ def _sweep_near_again(swept: _TaskSweep, t_index: int, reference, first_seed: in
         behind = {label for label, _ in short}  # a mutant that keeps state goes on with all of its lines, in order
         wanted = {(label, p_index) for label, p_index in wanted if (label, p_index) in short or (label in stateful and label in behind)}
         seed += 1
+
+
+def _wanted_again(swept: _TaskSweep, stateful: set[str]) -> set[tuple[str, int]]:
+    """The (label, probe index) pairs the second sweep calls: every implementation's lines whose sizes are drawn,
+    each one's lines near their tolerance, and all the lines of a mutant that keeps state (seed-free ones too: the
+    calls before them differ); never a CUDA line."""
+    task = swept.task
+    drawn = {p.name for p in task.probes if "dims" in p.options}
+    near = swept.near_its_tolerance()
+    if drawn:
+        near = {label: near.get(label, set()) | drawn for label in swept.labels}
+    return {(label, p_index) for label, names in near.items() for p_index, p in enumerate(task.probes)
+            if p.device != "cuda" and (label in stateful or (p.name in names and not seed_free(p)))}
 
 
 def sweep(autograder, mutants: dict[str, list[tuple[str, str]]], seeds: range, *, with_stubs: bool = True,

@@ -8,6 +8,7 @@ through safeio (no links, no FIFOs, no hard links, bounded) and validated by the
 from __future__ import annotations
 
 import ast
+import os
 import secrets
 import shutil
 import time
@@ -20,7 +21,7 @@ from .checks_json import EXPORT_FUNCTION, EXPORT_MODULE
 from .inkernel.errors import GraderError
 from .inkernel.wire import MalformedReply, Status, parse_environment
 from .isolation.kernel import Execution, Kernel
-from .isolation.safeio import UnsafeReply, make_private_dir, read_reply, write_new
+from .isolation.safeio import UnsafeReply, keep_reply, make_private_dir, read_kept, read_reply, write_new
 from .isolation.sandbox import Jail
 from .settings import KERNEL_START_TIMEOUT, SETUP_TIMEOUT
 
@@ -99,6 +100,27 @@ class Exchange:
     outbox: Path
 
 
+class _Replies:
+    """How many of a batch's calls have replied, in order (the kernel writes reply.json last, by rename): the
+    progress that restarts each call's time limit. The kernel's word, used for timing alone: marking a call done
+    early only moves a limit from one call to the next, never past what the calls one by one would have."""
+
+    def __init__(self, exchanges: list[Exchange], owner: int | None, kept: dict[Path, dict]):
+        self.exchanges, self.owner, self.kept, self.done = exchanges, owner, kept, 0
+
+    def __call__(self) -> int:
+        while self.done < len(self.exchanges) and os.path.lexists(self.exchanges[self.done].outbox / "reply.json"):
+            self.done += 1
+        return self.done
+
+    def keep(self) -> None:
+        """The replies of the calls before the one that ended the kernel (a crash, a loop deaf to interrupts), kept
+        in memory before the restart removes the calls' folders: read after it, as calls one by one are."""
+        for exchange in self.exchanges[:self()]:
+            if exchange.outbox not in self.kept:
+                self.kept[exchange.outbox] = keep_reply(exchange.outbox, self.owner)
+
+
 class NotebookSession:
     """Runs the notebook once in a confined kernel, then serves calls; re-runs it after a restart.
 
@@ -116,6 +138,7 @@ class NotebookSession:
         self.deadly: set[int] = set()  # cells that killed the kernel
         self.restarts = 0
         self.timed_out = False  # some cell or call ran past its time
+        self.kept: dict[Path, dict] = {}  # outbox -> its files, read before a restart removed it (Session.calls)
         # A hidden stand-in was sent: from then on, restarts included, no text of the kernel reaches results
         # (withheld.py). Set by the grader before the call that carries it.
         self.tainted = False
@@ -180,7 +203,28 @@ class NotebookSession:
             raise BudgetExhausted()
         code = f"{self.handle}[{helper!r}](" + ", ".join(repr(a) for a in args) + ")"
         generation = self.kernel.generation
-        ran = self.kernel.run(code, timeout=left)
+        return self._after(self.kernel.run(code, timeout=left), generation)
+
+    def calls(self, function: str, exchanges: list[Exchange], timeout: float) -> tuple[int, Execution]:
+        """The harness's ``call`` on each exchange, in order, in one request, each call held to its own ``timeout``
+        from the reply before it (and all to the budget): (how many replied, in order, before the first that did not,
+        the request's Execution). A request that stops early (a call past its time, a crash, an error of its own)
+        stops at the first exchange without a reply; none after it ran."""
+        if min(timeout, self.remaining()) <= 1:
+            raise BudgetExhausted()
+        code = f"{self.handle}['calls']({function!r}, {[[str(e.inbox), str(e.outbox)] for e in exchanges]!r})"
+        replied = _Replies(exchanges, self.jail.owner, self.kept)
+        generation = self.kernel.generation
+        self.kernel.before_restart = replied.keep
+        try:
+            ran = self.kernel.run(code, timeout=timeout, progress=replied, until=self.deadline)
+            done = replied()  # before a restart, which removes the calls' folders
+            return done, self._after(ran, generation)
+        finally:
+            self.kernel.before_restart = None
+
+    def _after(self, ran: Execution, generation: int) -> Execution:
+        """A request's end: a dead kernel restarted, and a fresh kernel given the notebook again."""
         self.timed_out |= ran.status is Status.TIMEOUT
         if ran.status is Status.DEAD:
             self.kernel.restart()
@@ -191,6 +235,8 @@ class NotebookSession:
 
     def reply(self, exchange: Exchange) -> bytes:
         """The kernel's reply file of one exchange (UnsafeReply, FileNotFoundError if there is none)."""
+        if exchange.outbox in self.kept:
+            return read_kept(self.kept[exchange.outbox], "reply.json")
         return read_reply(exchange.outbox, "reply.json", owner=self.jail.owner)
 
     def request(self, helper: str, parse, *args, timeout: float, label: str):

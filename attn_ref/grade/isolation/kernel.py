@@ -18,6 +18,7 @@ import os
 import queue
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,6 +77,8 @@ class Kernel:
         self.jail, self.startup_timeout = jail, startup_timeout
         self.notebook = (notebook_name, notebook_bytes)
         self.generation = 0  # how many times a kernel was started: a change means state was lost
+        # a last look at the calls' folders once the kernel has ended, before a restart removes them (Session.calls)
+        self.before_restart: Callable[[], None] | None = None
         self.km = self.kc = self.context = self.log = self.folder = None
         self._start()
 
@@ -169,15 +172,20 @@ class Kernel:
 
     # ---- running code ------------------------------------------------------------------------------
 
-    def run(self, code: str, timeout: float) -> Execution:
-        """Execute ``code``; wait at most ``timeout`` seconds (then interrupt, then restart)."""
+    def run(self, code: str, timeout: float, progress: Callable[[], int] | None = None, until: float | None = None) -> Execution:
+        """Execute ``code``; wait at most ``timeout`` seconds (then interrupt, then restart). With ``progress`` (how many
+        steps of the code are done, as the grader sees it: the replies of a batch of calls), each step gets its own
+        ``timeout``, counted from the step before it; ``until`` (time.monotonic) caps every step."""
         msg_id = self.kc.execute(code, store_history=False, allow_stdin=False, stop_on_error=False)
-        deadline = time.monotonic() + timeout
+        step, done = time.monotonic(), 0
         while True:
             if not self.km.is_alive():
                 return Execution(Status.DEAD, "the kernel died (the code exited or crashed it)")
-            if time.monotonic() > deadline:
-                return self._interrupt(msg_id, timeout)
+            if progress is not None and (now_done := progress()) > done:
+                step, done = time.monotonic(), now_done
+            now = time.monotonic()
+            if now > step + timeout or (until is not None and now > until):
+                return self._interrupt(msg_id, min(now - step, timeout))
             content = self._next_reply(msg_id, 0.1)
             if content is None:
                 continue
@@ -202,6 +210,8 @@ class Kernel:
 
     def restart(self) -> None:
         self.shutdown()
+        if self.before_restart is not None:
+            self.before_restart()
         # the calls' folders hold nothing a later call reads; what the ended kernel wrote there goes with it (in memory,
         # its files stay charged to the kernel's cgroup, which the next kernel joins: they could leave it no room to start)
         self.jail.clear_calls()

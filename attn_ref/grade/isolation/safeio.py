@@ -135,6 +135,35 @@ def remove_tree(name: str | os.PathLike, dir_fd: int | None = None) -> None:
     _remove_trees([path], [os.fspath(name)], dir_fd)
 
 
+KEPT_FILES = 32  # the most files of one reply kept (reply.json and its arrays: a handful)
+
+
+def keep_reply(folder: Path, owner: int | None) -> dict[str, bytes | Exception]:
+    """A reply's files in memory, read as read_reply reads them (each one's bytes, or what reading it raised), for
+    a folder about to be removed: a call that replied before its kernel ended is still read, in full, afterwards."""
+    try:
+        names = sorted(os.listdir(folder))[:KEPT_FILES]
+    except OSError:
+        return {}
+    files: dict[str, bytes | Exception] = {}
+    for name in names:
+        try:
+            files[name] = read_reply(folder, name, owner=owner)
+        except (UnsafeReply, OSError) as err:
+            files[name] = err
+    return files
+
+
+def read_kept(files: dict[str, bytes | Exception], name: str) -> bytes:
+    """A file of a reply kept by keep_reply: its bytes, or what reading it raised then (FileNotFoundError: none)."""
+    found = files.get(name)
+    if found is None:
+        raise FileNotFoundError(name)
+    if isinstance(found, Exception):
+        raise found
+    return found
+
+
 def remove_contents(folder: Path) -> None:
     """Remove every entry of a folder the grader owns (its entries the grader's, their insides maybe the kernel's),
     as ``remove_tree`` does, in one `rm`; the folder stays."""

@@ -24,7 +24,7 @@ from ...portable import typerules
 from ..checks_json import FunctionUnit, Probe
 from ..inkernel.errors import GraderError
 from ..inkernel.wire import SAVED_AS, CallReply, Output
-from ..isolation.safeio import UnsafeReply, read_reply
+from ..isolation.safeio import UnsafeReply, read_kept, read_reply
 
 FLOAT_RTOL = 5e-3  # practice: three significant figures pass
 CLOSE_RTOL = 0.05  # a miss this small is likely rounding, and the message says so; a bigger one is the formula
@@ -91,12 +91,13 @@ class Observation:
     outbox: Path
     owner: int | None
     loaded: dict = field(default_factory=dict)  # output (its file and description) -> array: read and checked once
+    kept: dict | None = None  # the outbox's files, read before it was removed (safeio.keep_reply), if it was
 
     def array(self, out: Output) -> np.ndarray:
         if out in self.loaded:
             return self.loaded[out]
         try:
-            data = read_reply(self.outbox, out.file, owner=self.owner)
+            data = read_reply(self.outbox, out.file, owner=self.owner) if self.kept is None else read_kept(self.kept, out.file)
             array = np.load(io.BytesIO(data), allow_pickle=False)
         except (UnsafeReply, OSError, ValueError, TypeError, EOFError, MemoryError, RecursionError) as err:
             raise MalformedOutput(f"its saved values could not be read ({type(err).__name__})") from None

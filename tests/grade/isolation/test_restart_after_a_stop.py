@@ -29,7 +29,7 @@ def _kernel(jail: _Jail, starts: list[str]) -> Kernel:
     kernel = object.__new__(Kernel)
     kernel.jail, kernel.km = jail, None
     kernel.kc = kernel.context = kernel.log = kernel.folder = None
-    kernel.generation, kernel.stops_before = 1, 0
+    kernel.generation, kernel.stops_before, kernel.before_restart = 1, 0, None
     plan = iter(starts)
 
     def start():

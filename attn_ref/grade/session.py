@@ -19,7 +19,7 @@ from pathlib import Path
 from . import withheld
 from .checks_json import EXPORT_FUNCTION, EXPORT_MODULE
 from .inkernel.errors import GraderError
-from .inkernel.wire import MalformedReply, Status, parse_environment
+from .inkernel.wire import MalformedReply, Status, parse_call_reply, parse_environment
 from .isolation.kernel import Execution, Kernel
 from .isolation.safeio import UnsafeReply, keep_reply, make_private_dir, read_kept, read_reply, write_new
 from .isolation.sandbox import Jail
@@ -117,8 +117,16 @@ class _Replies:
         """The replies of the calls before the one that ended the kernel (a crash, a loop deaf to interrupts), kept
         in memory before the restart removes the calls' folders: read after it, as calls one by one are."""
         for exchange in self.exchanges[:self()]:
-            if exchange.outbox not in self.kept:
-                self.kept[exchange.outbox] = keep_reply(exchange.outbox, self.owner)
+            if exchange.outbox in self.kept:
+                continue
+            kept = keep_reply(exchange.outbox, ["reply.json"], self.owner)
+            try:  # and the arrays it names, no more: what a call's grading would read
+                reply = parse_call_reply(read_kept(kept, "reply.json"))
+                files = [o.file for o in (*reply.outputs, *(reply.inputs_after or ())) if o.file]
+                kept |= keep_reply(exchange.outbox, files, self.owner)
+            except (UnsafeReply, MalformedReply, OSError):
+                pass  # an unreadable reply is kept as it was read: its grading says so
+            self.kept[exchange.outbox] = kept
 
 
 class NotebookSession:

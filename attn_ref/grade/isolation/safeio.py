@@ -135,16 +135,9 @@ def remove_tree(name: str | os.PathLike, dir_fd: int | None = None) -> None:
     _remove_trees([path], [os.fspath(name)], dir_fd)
 
 
-KEPT_FILES = 32  # the most files of one reply kept (reply.json and its arrays: a handful)
-
-
-def keep_reply(folder: Path, owner: int | None) -> dict[str, bytes | Exception]:
-    """A reply's files in memory, read as read_reply reads them (each one's bytes, or what reading it raised), for
-    a folder about to be removed: a call that replied before its kernel ended is still read, in full, afterwards."""
-    try:
-        names = sorted(os.listdir(folder))[:KEPT_FILES]
-    except OSError:
-        return {}
+def keep_reply(folder: Path, names: list[str], owner: int | None) -> dict[str, bytes | Exception]:
+    """Files of a reply in memory, read as read_reply reads them (each one's bytes, or what reading it raised), for a
+    folder about to be removed: a call that replied before its kernel ended is still read, in full, afterwards."""
     files: dict[str, bytes | Exception] = {}
     for name in names:
         try:

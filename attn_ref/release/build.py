@@ -339,7 +339,8 @@ def _move_into_place(staged: Path, out: Path, built: Built) -> Built:
 def build(out: Path, course: Path, only: str | None = None, runner: str = "cpu", pdf: bool = False,
           verify: Callable[[Path, list[Built]], None] | None = None, with_otter_zip: bool = False) -> list[Built]:
     """Build every assignment of the course (or ``only`` one) in a staging folder, ``verify`` it there
-    (attn-ref check), and only then move the outputs into ``out``: a failed build changes nothing."""
+    (attn-ref check), and only then move the outputs into ``out``: a failed build changes nothing but
+    the seed sweep's record (`autograder/<zip>-sweep.json`), which keeps what was swept."""
     out = Path(out)
     assignments = load_course(course, only)
     for assignment in assignments:
@@ -350,7 +351,17 @@ def build(out: Path, course: Path, only: str | None = None, runner: str = "cpu",
         try:
             built = [build_one(a, staged, runner, pdf, with_otter_zip) for a in assignments]
             if verify is not None:
-                verify(staged, built)
+                records = [f"autograder/{b.autograder.stem}-sweep.json" for b in built]
+                for record in records:  # the seed sweep's record of the last release: check sweeps again only what changed
+                    if (out / record).is_file():
+                        shutil.copyfile(out / record, staged / record)
+                try:
+                    verify(staged, built)
+                finally:  # kept even when the checks fail: what was swept stays swept for the next build
+                    for record in records:
+                        if (staged / record).is_file():
+                            (out / record).parent.mkdir(parents=True, exist_ok=True)
+                            (staged / record).replace(out / record)
             return [_move_into_place(staged, out, b) for b in built]
         finally:
             shutil.rmtree(staged, ignore_errors=True)

@@ -9,7 +9,9 @@ on its path) and the students' environment:
 * every hidden probe is failed by at least one mutant declared with its task (mutants share one kernel);
 * every task has a probe that is evidence (no placeholder passes it) under every sampled seed, so correct
   work can earn every line;
-* grading the solution twice gives the same scores.
+* grading the solution twice gives the same scores;
+* no line's verdict on the solution, a mutant or a stub changes with the seed, every line under 1,500 seeds
+  (kept in the release's record, sweep_record.py), and the assignment's share of its mutants is named.
 
 The builder runs it on its staging folder before moving a release into place (`make release`).
 """
@@ -39,6 +41,7 @@ from ..grade.proofs import SEEDS_FOR_ONE_IN_500 as NEAR_SEEDS
 from ..grade.proofs.stubs import KINDS as STUB_KINDS
 from ..grade.proofs.sweep import SOLUTION
 from ..grade.scoring.whose_variant import IDENTITY_VARIABLE
+from . import sweep_record
 from .course import load_assignment, load_registry
 from .hidden_checks import blank_starter
 from .locks import LockError
@@ -47,13 +50,15 @@ from .versions import write_report
 
 TIMEOUT = 900
 SWEEP_CHECK = "every line's verdict holds under every seed swept; every mutant is named"
-# Lines with drawn sizes under SWEEP_SEEDS seeds, the others (only their values drawn) under FIXED_SEEDS; then
-# every line with drawn sizes, and every line whose values came within MARGIN of its tolerance, under NEAR_SEEDS
-# (sweep.sweep_task): 1,500 sees a verdict flipping under one seed in 500 with 95 % confidence
-# (1 − (1 − 1/500)^1500 ≈ 0.95); the verdicts of the others (fixed sizes, drawn values) are held MARGIN times
-# from their tolerance under every seed swept. `attn-ref check --sweep-seeds 1500` sweeps every line under 1,500.
+# Every line of every implementation under NEAR_SEEDS seeds, a seed-free line once (its call is exact): 1,500 sees a
+# verdict flipping under one seed in 500 with 95 % confidence (1 − (1 − 1/500)^1500 ≈ 0.95). That sweep is kept in
+# the release's record (sweep_record.py), keyed per task by all its verdicts depend on, and made again for a task
+# whose key changed; every check also makes the first sweep, where mistakes are named: lines with drawn sizes under
+# SWEEP_SEEDS seeds, the others (only their values drawn) under FIXED_SEEDS, and holds its verdicts to the record's.
+# `attn-ref check --sweep-seeds N` sweeps every line under N seeds instead, with no record.
 SWEEP_SEEDS = 100
 FIXED_SEEDS = 20
+RECORD_PASSES = {"first": SWEEP_SEEDS, "fixed": FIXED_SEEDS, "whole": NEAR_SEEDS}  # in the record's keys
 SWEEP_PROCESSES = 2  # the sweep's tasks are shared out over this many processes (each with its runner)
 
 
@@ -270,7 +275,9 @@ def check_zip(zip_path: Path, release: Path, course: Path, sweep_seeds: int | No
             rows.append(Row(name, "no public check passes on the blank starter", not vacuous, "; ".join(vacuous)))
             rows.append(mutant_row(name, assignment, grader, solution, work))
             rows.append(evidence_row(name, assignment, grader))
-            rows.append(sweep_row(name, assignment, grader, work, sweep_seeds))
+            graded = work / "verdicts.json"  # mutant_row's: each mutant and stub graded in a kernel, as grading does
+            rows.append(sweep_row(name, assignment, grader, work, release, sweep_seeds,
+                                  json.loads(graded.read_text()) if graded.exists() else None))
     return rows
 
 
@@ -416,32 +423,41 @@ def _uncaught(assignment, verdicts: dict) -> list[str]:
     return [f"no mutant fails: {'; '.join(uncaught)} (add a mutant under the task's mutants/ that this probe catches)"] if uncaught else []
 
 
-def _shares(assignment, processes: int) -> list[list[str]]:
-    """The tasks in ``processes`` groups of about equal cost (lines × implementations)."""
+def _shares(assignment, processes: int, whole: set[str]) -> list[list[str]]:
+    """The tasks in ``processes`` groups of about equal cost (lines × implementations × seeds: NEAR_SEEDS for the
+    tasks swept ``whole``, SWEEP_SEEDS for the others)."""
+    def cost(task) -> int:
+        return len(task.probes) * (len(task.mutants) + len(STUB_KINDS) + 1) * (NEAR_SEEDS if task.name in whole else SWEEP_SEEDS)
+
     groups: list[tuple[int, list[str]]] = [(0, []) for _ in range(processes)]
-    for task in sorted(assignment.tasks, key=lambda t: -len(t.probes) * (len(t.mutants) + len(STUB_KINDS) + 1)):
-        cost, names = min(groups, key=lambda g: g[0])
-        groups.remove((cost, names))
-        groups.append((cost + len(task.probes) * (len(task.mutants) + len(STUB_KINDS) + 1), [*names, task.name]))
+    for task in sorted(assignment.tasks, key=lambda t: -cost(t)):
+        total, names = min(groups, key=lambda g: g[0])
+        groups.remove((total, names))
+        groups.append((total + cost(task), [*names, task.name]))
     return [names for _, names in groups if names]
 
 
-def _swept(grader: BundledGrader, assignment, work: Path, seeds: int, fixed: int) -> dict:
-    """{task: its sweep} from the zip's grader, the tasks shared out over SWEEP_PROCESSES processes."""
+def _swept(grader: BundledGrader, assignment, work: Path, seeds: int, fixed: int, whole: set[str] | None = None) -> dict:
+    """{task: its sweep} from the zip's grader, the tasks shared out over SWEEP_PROCESSES processes. ``whole``: the
+    tasks whose every line is then taken to NEAR_SEEDS (the others get the first sweep alone); None (--sweep-seeds):
+    every task's lines with drawn sizes and near their tolerance, when seeds are fewer than NEAR_SEEDS."""
     mutants = work / "sweep-mutants.json"
     mutants.write_text(json.dumps({t.name: [(m.label, m.source) for m in t.mutants] for t in assignment.tasks}))
     running = []
-    for i, tasks in enumerate(_shares(assignment, SWEEP_PROCESSES)):
+    for i, tasks in enumerate(_shares(assignment, SWEEP_PROCESSES, whole or set())):
         out = work / f"sweep-{i}.json"
         command = [sys.executable, "-m", "attn_ref", "probe-sweep", "--autograder", str(grader.zip), "--mutants",
                    str(mutants), "--out", str(out), "--seeds", str(seeds), "--fixed-seeds", str(fixed), "--tasks", ",".join(tasks)]
-        if min(seeds, fixed) < NEAR_SEEDS:
+        again = sorted(set(tasks) & whole) if whole is not None else []
+        if again:
+            command += ["--near-seeds", str(NEAR_SEEDS), "--every-line", "--near-tasks", ",".join(again)]
+        elif whole is None and min(seeds, fixed) < NEAR_SEEDS:
             command += ["--near-seeds", str(NEAR_SEEDS)]
-        running.append((out, subprocess.Popen(command, env=grader.env, cwd=work, stdout=subprocess.DEVNULL,
-                                              stderr=subprocess.PIPE, text=True)))
+        running.append((out, len(again), subprocess.Popen(command, env=grader.env, cwd=work, stdout=subprocess.DEVNULL,
+                                                          stderr=subprocess.PIPE, text=True)))
     found, errors = {}, []
-    for out, process in running:
-        _, stderr = process.communicate(timeout=TIMEOUT)
+    for out, again, process in running:
+        _, stderr = process.communicate(timeout=TIMEOUT * (1 + 2 * again))  # a whole task: up to minutes each
         if process.returncode != 0 or not out.exists():
             errors.append(stderr[-400:])
         else:
@@ -449,6 +465,28 @@ def _swept(grader: BundledGrader, assignment, work: Path, seeds: int, fixed: int
     if errors:
         raise RuntimeError("the seed sweep failed: " + " | ".join(errors))
     return found
+
+
+def _with_record(grader: BundledGrader, assignment, work: Path, release: Path) -> tuple[dict, list[str], str]:
+    """({task: its sweep, every line under NEAR_SEEDS}, problems, what was swept whole): the tasks the release's
+    record holds (sweep_record.py) from it, once this check's first sweep agrees with it; the others swept whole,
+    and the record written again."""
+    mutants = {t.name: [(m.label, m.source) for m in t.mutants] for t in assignment.tasks}
+    keys = sweep_record.task_keys(grader.zip, mutants, RECORD_PASSES)
+    file = sweep_record.path(release, grader.zip)
+    recorded = {task: entry for task, entry in sweep_record.read(file).items() if keys.get(task) == entry[0]}
+    whole = {task for task in keys if task not in recorded}
+    swept = _swept(grader, assignment, work, SWEEP_SEEDS, FIXED_SEEDS, whole)
+    problems = [problem for task, (_, entry) in recorded.items() if task in swept
+                for problem in sweep_record.disagreements(task, swept[task], entry)]
+    entries = {**recorded, **{task: (keys[task], swept[task]) for task in whole if task in swept}}
+    sweep_record.write(file, NEAR_SEEDS, entries)
+    if problems:
+        problems = [f"{file} does not hold on this machine (delete it to sweep again): " + "; ".join(problems[:4])]
+    else:
+        swept.update({task: entry for task, (_, entry) in recorded.items()})
+    done = f"{len(whole)} of {len(keys)} tasks swept whole, the others held by {file.name}"
+    return swept, problems, done
 
 
 def _who(label: str) -> str:
@@ -515,6 +553,27 @@ def named_share(assignment, swept: dict) -> tuple[list, list[str], list[str], in
     return counted, [str(m.path) for m in unnamed], raising, misnamed
 
 
+def graded_otherwise(assignment, verdicts: dict, swept: dict) -> list[str]:
+    """Lines where grading's own path and the sweep's runner give a mutant or a stub different verdicts: probe-mutants
+    grades each in a notebook kernel as a submission is graded (mutant_row, under seed 0), the sweep calls it through
+    the same harness without the kernel, under seed 0 among others. A line whose verdict holds under every seed
+    swept must have it in grading too, or the sweep proves nothing of grading."""
+    found = []
+    for task in assignment.tasks:
+        lines = swept.get(task.name, {}).get("lines", {})
+        graded = {**verdicts.get("mutants", {}).get(task.name, {}),
+                  **{f"stub: {kind}": v for kind, v in verdicts.get("stubs", {}).get(task.name, {}).items()}}
+        for label, verdict in graded.items():
+            for line, passed in verdict["passed"].items():
+                v = lines.get(label, {}).get(line)
+                if v is None or (v["passed"] and v["failed"]):  # a CUDA line (never swept), or a flip (told apart)
+                    continue
+                if bool(passed) != bool(v["passed"]):
+                    found.append(f"{task.name}: '{line}' of {_who(label)}: {'passed' if passed else 'failed'} in grading "
+                                 f"(seed 0), {'passed' if v['passed'] else 'failed'} under every seed swept")
+    return found
+
+
 def _named_wherever_asked(v: dict) -> bool:
     """A line a mutant failed in the first sweep, named in its own words under every seed it failed there (the
     second sweep, of lines near their tolerance, records verdicts only)."""
@@ -522,17 +581,27 @@ def _named_wherever_asked(v: dict) -> bool:
     return asked > 0 and v["named"] == asked
 
 
-def sweep_row(name: str, assignment, grader: BundledGrader, work: Path, seeds: int | None = None) -> Row:
+def sweep_row(name: str, assignment, grader: BundledGrader, work: Path, release: Path, seeds: int | None = None,
+              graded: dict | None = None) -> Row:
     """The seed sweep (grade/proofs/sweep.py): no line's verdict on the solution, a mutant or a stub changes
-    with the seed, and at least the assignment's share of its mutants is named in its own words."""
+    with the seed, each is the verdict grading gives (``graded``: probe-mutants' verdicts, when it ran), and at
+    least the assignment's share of its mutants is named in its own words."""
     started = time.monotonic()
     try:
-        swept = _swept(grader, assignment, work, seeds or SWEEP_SEEDS, seeds or FIXED_SEEDS)
+        if seeds:
+            swept, problems = _swept(grader, assignment, work, seeds, seeds), []
+            swept_under = f"{seeds} seeds" + (f", then every line with drawn sizes or near its tolerance under {NEAR_SEEDS}"
+                                              if seeds < NEAR_SEEDS else "")
+        else:
+            swept, problems, whole = _with_record(grader, assignment, work, release)
+            swept_under = (f"every line under {NEAR_SEEDS} seeds ({whole}); named under {SWEEP_SEEDS} seeds "
+                           f"(fixed sizes: {FIXED_SEEDS})")
     except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as err:
         return Row(name, SWEEP_CHECK, False, str(err)[:400])
-    problems = [f"{assignment.folder / task / 'mutants'}: {label}'s cell raised {error}"
-                for task, v in swept.items() for label, error in v.get("broken", {}).items()]
+    problems += [f"{assignment.folder / task / 'mutants'}: {label}'s cell raised {error}"
+                 for task, v in swept.items() for label, error in v.get("broken", {}).items()]
     problems += flipped_lines(assignment, swept)
+    problems += graded_otherwise(assignment, graded or {}, swept)
     counted, unnamed, raising, misnamed = named_share(assignment, swept)
     share = 1 - len(unnamed) / len(counted) if counted else 1.0
     if share < assignment.layout.named_mutants:
@@ -541,10 +610,6 @@ def sweep_row(name: str, assignment, grader: BundledGrader, work: Path, seeds: i
                         f"{assignment.layout.named_mutants:.0%}): {'; '.join(unnamed)}")
     implementations = sum(len(v["lines"]) for v in swept.values())
     lines = sum(len(probes) for v in swept.values() for probes in v["lines"].values())
-    again = sum(v.get("near_its_tolerance", False) for t in swept.values() for probes in t["lines"].values() for v in probes.values())
-    swept_under = f"{seeds} seeds" if seeds else f"{SWEEP_SEEDS} seeds (fixed sizes: {FIXED_SEEDS})"
-    if (seeds or FIXED_SEEDS) < NEAR_SEEDS:
-        swept_under += f", then every line with drawn sizes and {again} lines near their tolerance under {NEAR_SEEDS}"
     detail = (f"{swept_under} × {lines} lines of {implementations} implementations in {time.monotonic() - started:.0f} s; "
               f"{len(counted) - len(unnamed)} of {len(counted)} mutants named ({share:.0%}), {misnamed} failed lines "
               f"named as another mutant; {len(raising)} fail only by raising, told their error: "

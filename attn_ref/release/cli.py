@@ -183,7 +183,9 @@ CHECK_DESCRIPTION = """attn-ref check: a release proves itself before anyone upl
 For each autograder zip, through the zip's own bundled grader and the students' environment: the solution
 scores full and the blank notebook 0 (as root, also through the zip's run_autograder); the solution agrees
 with every answer key; every public check passes on the solution and none on the blank starter; every hidden probe is failed by at least
-one of its task's mutants; every task has a probe no placeholder passes; grading twice gives the same scores."""
+one of its task's mutants; every task has a probe no placeholder passes; grading twice gives the same scores;
+no line's verdict on the solution, a mutant or a stub changes with the seed (every line under 1,500 seeds, kept
+in RELEASE/autograder/<zip>-sweep.json and swept again only for a task whose key changed)."""
 
 
 
@@ -215,8 +217,9 @@ def add_verbs(verb) -> None:
     check.add_argument("--release", help="the folder holding assignments/, solutions/, autograder/ (default: the repo root)")
     check.add_argument("--course", help="the course folder (default: course/ of this checkout)")
     check.add_argument("--sweep-seeds", type=int, default=None, metavar="N",
-                       help="sweep every line under N seeds (default: 100 for lines with drawn sizes, 20 for the "
-                            "others; 1500 sees a verdict flipping under one seed in 500 with 95%% confidence)")
+                       help="sweep every line under N seeds, with no record (default: every line under 1500, which "
+                            "sees a verdict flipping under one seed in 500 with 95%% confidence, kept in "
+                            "RELEASE/autograder/<zip>-sweep.json and swept again for a task whose key changed)")
     check.set_defaults(run=_check)
 
     new = verb("new", "start an assignment, a function task or a numeric question from a template", NEW_HELP, NEW_EXAMPLES)

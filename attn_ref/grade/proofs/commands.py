@@ -21,8 +21,10 @@ def _probe_sweep(args) -> int:
 
     mutants = json.loads(Path(args.mutants).read_text())
     tasks = set(args.tasks.split(",")) if args.tasks else None
+    near_tasks = set(args.near_tasks.split(",")) if args.near_tasks else None
     found = sweep(args.autograder, mutants, range(args.first_seed, args.first_seed + args.seeds), tasks=tasks,
-                  fixed_seeds=args.fixed_seeds, near_seeds=args.near_seeds)
+                  fixed_seeds=args.fixed_seeds, near_seeds=args.near_seeds, near_tasks=near_tasks,
+                  every_line=args.every_line)
     Path(args.out).write_text(json.dumps(found))
     return 0
 
@@ -91,6 +93,11 @@ def add_verbs(verb) -> None:
     swept.add_argument("--near-seeds", type=int, default=None, metavar="K",
                        help="then sweep each line whose values came within 10x of its tolerance again, until it has K "
                             "seeds (1500 sees a verdict flipping under one seed in 500 with 95%% confidence)")
+    swept.add_argument("--near-tasks", default="", metavar="TASKS",
+                       help="the second sweep for these tasks only, comma-separated (default: every task swept)")
+    swept.add_argument("--every-line", action="store_true",
+                       help="the second sweep takes every line of every implementation to K seeds, not only those near "
+                            "their tolerance or with drawn sizes (a seed-free line is called once: its call is exact)")
     swept.add_argument("--first-seed", type=int, default=0, help="the first seed (default 0)")
     swept.add_argument("--tasks", default="", help="only these tasks, comma-separated (default: every one)")
     swept.set_defaults(run=_probe_sweep)

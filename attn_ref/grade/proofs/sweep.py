@@ -230,7 +230,7 @@ def _swept_under(probe: Probe, nth: int, drawn_only: bool) -> bool:
 
 def sweep_task(python: str, helpers: str, t_index: int, task: FunctionUnit, mutants: list[tuple[str, str]],
                seeds: range, reference, with_stubs: bool = True, fixed_seeds: int | None = None,
-               near_seeds: int | None = None) -> dict:
+               near_seeds: int | None = None, every_line: bool = False) -> dict:
     """{"lines": {label: {probe: LineVerdicts}}, "broken": {label: what its cell raised}} for one task; a line
     whose sizes are fixed (no "dims" drawn) is swept under the first ``fixed_seeds`` seeds only (default all):
     only its values change with the seed, and the check holds their errors to a margin of the tolerance.
@@ -239,7 +239,8 @@ def sweep_task(python: str, helpers: str, t_index: int, task: FunctionUnit, muta
     came within MARGIN of their tolerance (LineVerdicts.near_its_tolerance: a pass that used a tenth of it, a miss
     by less than ten times it), are called under further seeds until each has ``near_seeds`` (all of its lines,
     for a mutant that keeps state between calls); there only verdicts are recorded, since the task's other
-    mutants are not called beside them to name against."""
+    mutants are not called beside them to name against. With ``every_line`` too, the second sweep takes every line of
+    every implementation (a seed-free line's one call is exact) to ``near_seeds``: no margin stands in for seeds."""
     says = {_as_declared(m.source): m.says for m in task.mistakes}
     stub_labels = [f"stub: {kind}" for kind in stubs.KINDS] if with_stubs else []
     implementations = {SOLUTION: "", **dict(mutants), **dict.fromkeys(stub_labels, "")}
@@ -262,7 +263,7 @@ def sweep_task(python: str, helpers: str, t_index: int, task: FunctionUnit, muta
                     swept.probe(seed, t_index, p_index, reference, labels, fresh & set(labels), again=not everyone)
                     fresh -= set(labels)
         if near_seeds:
-            _sweep_near_again(swept, t_index, reference, seeds.stop, near_seeds, set(stateful))
+            _sweep_near_again(swept, t_index, reference, seeds.stop, near_seeds, set(stateful), every_line)
         return {"lines": {label: {name: v.to_json() for name, v in probes.items()} for label, probes in swept.lines.items()},
                 "broken": runner.broken}
     finally:
@@ -270,7 +271,8 @@ def sweep_task(python: str, helpers: str, t_index: int, task: FunctionUnit, muta
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _sweep_near_again(swept: _TaskSweep, t_index: int, reference, first_seed: int, near_seeds: int, stateful: set[str]) -> None:
+def _sweep_near_again(swept: _TaskSweep, t_index: int, reference, first_seed: int, near_seeds: int, stateful: set[str],
+                      every_line: bool = False) -> None:
     """The second sweep of sweep_task: seeds from ``first_seed`` on, until every line near its tolerance, and every
     line whose sizes are drawn, of every implementation (a rare size can flip a verdict whatever the values'
     margin: correct work failed, or a mistake that goes uncharged), has been called under ``near_seeds`` (a
@@ -278,7 +280,7 @@ def _sweep_near_again(swept: _TaskSweep, t_index: int, reference, first_seed: in
     its lines (seed-free ones too: the calls before them differ) under every seed, in order, until each has
     ``near_seeds``, as grading would call it."""
     task = swept.task
-    wanted = _wanted_again(swept, stateful)
+    wanted = _wanted_again(swept, stateful, every_line)
     labels_in_order = [label for label in swept.labels if any(w[0] == label for w in wanted)]
     seed = first_seed
     while wanted:
@@ -294,12 +296,12 @@ def _sweep_near_again(swept: _TaskSweep, t_index: int, reference, first_seed: in
         seed += 1
 
 
-def _wanted_again(swept: _TaskSweep, stateful: set[str]) -> set[tuple[str, int]]:
+def _wanted_again(swept: _TaskSweep, stateful: set[str], every_line: bool = False) -> set[tuple[str, int]]:
     """The (label, probe index) pairs the second sweep calls: every implementation's lines whose sizes are drawn,
-    each one's lines near their tolerance, and all the lines of a mutant that keeps state (seed-free ones too: the
-    calls before them differ); never a CUDA line."""
+    each one's lines near their tolerance (with ``every_line``, all of its lines), and all the lines of a mutant that
+    keeps state (seed-free ones too: the calls before them differ); never a CUDA line."""
     task = swept.task
-    drawn = {p.name for p in task.probes if "dims" in p.options}
+    drawn = {p.name for p in task.probes if "dims" in p.options or every_line}
     near = swept.near_its_tolerance()
     if drawn:
         near = {label: near.get(label, set()) | drawn for label in swept.labels}
@@ -308,10 +310,12 @@ def _wanted_again(swept: _TaskSweep, stateful: set[str]) -> set[tuple[str, int]]
 
 
 def sweep(autograder, mutants: dict[str, list[tuple[str, str]]], seeds: range, *, with_stubs: bool = True,
-          tasks: set[str] | None = None, fixed_seeds: int | None = None, near_seeds: int | None = None) -> dict:
+          tasks: set[str] | None = None, fixed_seeds: int | None = None, near_seeds: int | None = None,
+          near_tasks: set[str] | None = None, every_line: bool = False) -> dict:
     """{task: sweep_task(...)} for every function unit of the autograder (or those named in ``tasks``), its
-    mutants given as {task: [(label, source)]}. Trusted code only: the assignment's helpers, mutants and stubs,
-    never a submission."""
+    mutants given as {task: [(label, source)]}; the second sweep (``near_seeds``) for every task, or those named in
+    ``near_tasks``, of every line with ``every_line``. Trusted code only: the assignment's helpers, mutants and
+    stubs, never a submission."""
     autograder, plan = prepare(autograder, None)
     found = {}
     for t_index, task in enumerate(autograder.checks.units):
@@ -319,5 +323,6 @@ def sweep(autograder, mutants: dict[str, list[tuple[str, str]]], seeds: range, *
             continue
         found[task.name] = sweep_task(plan.python, autograder.checks.helpers, t_index, task,
                                       mutants.get(task.name, []), seeds, autograder.reference(task.reference), with_stubs,
-                                      fixed_seeds, near_seeds)
+                                      fixed_seeds, near_seeds if near_tasks is None or task.name in near_tasks else None,
+                                      every_line)
     return found

@@ -10,7 +10,7 @@ from course_units import COURSE
 
 from attn_ref.grade.proofs.sweep import SOLUTION, sweep
 from attn_ref.grade.scoring.autograder import load_autograder
-from attn_ref.grade.scoring.inputs import draw_dims, probe_rng
+from attn_ref.grade.scoring.inputs import draw_dims, probe_rng, seed_free
 from attn_ref.release.check import flipped_lines, named_share
 from attn_ref.release.course import load_assignment, load_registry
 
@@ -211,3 +211,44 @@ def test_a_pass_near_the_tolerance_is_held_to_the_margin_unless_1500_seeds_saw_i
 
     assert told("float32 inside", 100) and told(SOLUTION, SEEDS_FOR_ONE_IN_500)
     assert not told("float32 inside", SEEDS_FOR_ONE_IN_500)
+
+
+def _first_q_entry(autograder: Path, line: str, seeds: range) -> dict[int, float]:
+    """{seed: |q's first entry|} on c3's ``line``, as grading draws it."""
+    from attn_ref.grade.scoring.inputs import generate
+
+    checks = load_autograder(autograder).checks
+    t_index, c3 = next((i, u) for i, u in enumerate(checks.units) if u.name == "c3")
+    p_index, probe = next((i, p) for i, p in enumerate(c3.probes) if p.name == line)
+    return {seed: abs(float(next(a for a in generate(probe, probe_rng(seed, t_index, p_index)) if a.name == "q").data.flat[0]))
+            for seed in seeds}
+
+
+def test_every_line_is_swept_under_the_seeds_asked_so_a_rare_value_flip_on_fixed_sizes_is_found(release):
+    """A line with fixed sizes whose values alone are drawn: a mutant right there (no error at all) except for one
+    rare value of q, where its output is doubled. The first sweep's 20 seeds never draw it and its errors stay far
+    from the tolerance, so no margin calls the line back; sweeping every line (the record of `attn-ref check`) calls
+    it under every seed asked and reports the flip."""
+    out, _ = release
+    autograder, line = out / "autograder" / "lab-autograder.zip", "bool mask, True = may attend; masked weights exactly 0"
+    first = _first_q_entry(autograder, line, range(200))
+    rare_seed = max(range(len(SEEDS), 200), key=first.get)
+    bound = max(v for s, v in first.items() if s != rare_seed)
+    assert first[rare_seed] > bound  # exactly one seed of the 200 draws q's first entry beyond it, and not among the first 20
+    rarely_wrong = f"""
+_right = scaled_dot_product_attention
+def scaled_dot_product_attention(q, k, v, mask=None):
+    out, weights = _right(q, k, v, mask)
+    return (out * 2 if abs(float(q.flatten()[0])) > {bound!r} else out), weights
+"""
+    mutants = {"c3": [("rarely wrong", rarely_wrong)]}
+    margin_only = sweep(autograder, mutants, SEEDS, with_stubs=False, tasks={"c3"}, near_seeds=200)["c3"]["lines"]["rarely wrong"]
+    assert (margin_only[line]["seeds"], margin_only[line]["failed"]) == (len(SEEDS), 0)
+    every = sweep(autograder, mutants, SEEDS, with_stubs=False, tasks={"c3"}, near_seeds=200, every_line=True)["c3"]["lines"]
+    assert (every["rarely wrong"][line]["seeds"], every["rarely wrong"][line]["fail_seed"]) == (200, rare_seed)
+    c3 = next(u for u in load_autograder(autograder).checks.units if u.name == "c3")
+    once = {p.name for p in c3.probes if seed_free(p)}  # its call is the same under every seed: exact once
+    assert {v["seeds"] for label in every.values() for name, v in label.items() if name not in once} == {200}
+    lab = load_assignment(COURSE, next(e for e in load_registry(COURSE) if e.name == "lab"))
+    problems = flipped_lines(lab, {"c3": {"lines": every}})
+    assert any("rarely wrong" in p and line in p and f"seed {rare_seed}" in p for p in problems), problems

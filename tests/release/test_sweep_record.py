@@ -1,0 +1,195 @@
+"""The seed sweep's record (release/sweep_record.py): keyed per task by what its verdicts depend on and nothing
+else, read back only in its format, written byte for byte the same, held to each check's own first sweep; and
+`attn-ref check` sweeping whole only the tasks whose key changed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+from course_units import COURSE
+
+from attn_ref.release import sweep_record
+from attn_ref.release.check import RECORD_PASSES as PASSES
+from attn_ref.release.check import BundledGrader, sweep_row
+from attn_ref.release.course import load_course
+
+TESTS = Path(__file__).resolve().parents[1]
+STATS = TESTS / "fixtures" / "stats_course"
+
+
+def _lab_mutants() -> dict[str, list[tuple[str, str]]]:
+    lab = load_course(COURSE, "lab")[0]
+    return {t.name: [(m.label, m.source) for m in t.mutants] for t in lab.tasks}
+
+
+def _zip_with(source: Path, path: Path, member: str, change) -> Path:
+    """A copy of an autograder zip whose ``member`` went through ``change`` (bytes -> bytes)."""
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(path, "w") as new:
+        for item in old.infolist():
+            data = old.read(item)
+            new.writestr(item, change(data) if item.filename == member else data)
+    return path
+
+
+def _changed(before: dict[str, str], after: dict[str, str]) -> set[str]:
+    assert before.keys() == after.keys()
+    return {task for task in before if before[task] != after[task]}
+
+
+def test_the_committed_record_holds_this_release(release):
+    """autograder/lab-autograder-sweep.json is the lab's sweep as the code stands: a change to a task, its mutants or
+    the bundled grader needs the record made again (`attn-ref build --only lab` sweeps what changed) and committed;
+    else every fresh clone's check sweeps the lab whole (about 15 minutes on 2 cores)."""
+    out, _ = release
+    committed = sweep_record.read(TESTS.parent / "autograder" / "lab-autograder-sweep.json")
+    keys = sweep_record.task_keys(out / "autograder" / "lab-autograder.zip", _lab_mutants(), PASSES)
+    stale = sorted(task for task, key in keys.items() if committed.get(task, ("",))[0] != key)
+    assert not stale, f"autograder/lab-autograder-sweep.json does not hold {stale}: run `attn-ref build --only lab` and commit it"
+
+
+def test_a_tasks_key_changes_with_what_its_verdicts_depend_on_and_nothing_else(release, tmp_path):
+    out, _ = release
+    lab_zip = out / "autograder" / "lab-autograder.zip"
+    mutants = _lab_mutants()
+    keys = sweep_record.task_keys(lab_zip, mutants, PASSES)
+    assert keys == sweep_record.task_keys(lab_zip, mutants, PASSES) and len(set(keys.values())) == len(keys) == 8
+    edited = {**mutants, "c3": [*mutants["c3"][:-1], (mutants["c3"][-1][0], mutants["c3"][-1][1] + "\n# edited\n")]}
+    assert _changed(keys, sweep_record.task_keys(lab_zip, edited, PASSES)) == {"c3"}
+
+    def wider_c7(data: bytes) -> bytes:
+        checks = json.loads(data)
+        c7 = next(u for u in checks["units"] if u["name"] == "c7")
+        c7["probes"][0]["name"] += " (edited)"
+        return json.dumps(checks).encode()
+
+    probes = _zip_with(lab_zip, tmp_path / "probes.zip", "checks.json", wider_c7)
+    assert _changed(keys, sweep_record.task_keys(probes, mutants, PASSES)) == {"c7"}
+    setup = _zip_with(lab_zip, tmp_path / "setup.zip", "setup.sh", lambda data: data + b"\n# another image\n")
+    assert _changed(keys, sweep_record.task_keys(setup, mutants, PASSES)) == set()  # installs, never sweeps
+    comparators = _zip_with(lab_zip, tmp_path / "grader.zip", "attn_ref/grade/scoring/comparators.py",
+                            lambda data: data + b"\n# another grader\n")
+    assert _changed(keys, sweep_record.task_keys(comparators, mutants, PASSES)) == set(keys)
+    versions = _zip_with(lab_zip, tmp_path / "versions.zip", "requirements-student.txt", lambda data: data + b"\n")
+    assert _changed(keys, sweep_record.task_keys(versions, mutants, PASSES)) == set(keys)
+    assert _changed(keys, sweep_record.task_keys(lab_zip, mutants, {**PASSES, "whole": 1000})) == set(keys)
+
+
+def test_a_record_is_read_back_only_in_its_format_and_written_the_same_twice(tmp_path):
+    file = tmp_path / "autograder" / "lab-autograder-sweep.json"
+    line = {"passed": 1500, "failed": 0, "seeds": 1500}
+    entries = {"c2": ("b" * 64, {"lines": {"solution": {"x": line}}, "broken": {}}),
+               "c1": ("a" * 64, {"lines": {"solution": {"y": line}}, "broken": {"mutant": "SyntaxError: ..."}})}
+    sweep_record.write(file, 1500, entries)
+    first = file.read_bytes()
+    sweep_record.write(file, 1500, dict(reversed(entries.items())))
+    assert file.read_bytes() == first and sweep_record.read(file) == entries
+    assert sweep_record.read(tmp_path / "missing.json") == {}
+    for text in ("{not json", "[]", json.dumps({"format": 2, "tasks": {}}), json.dumps({"format": 1, "tasks": []})):
+        file.write_text(text)
+        assert sweep_record.read(file) == {}, text
+    record = json.loads(first)
+    record["tasks"]["c1"]["swept"]["lines"] = {"solution": ["not", "a", "line"]}  # one entry malformed: that one alone
+    record["tasks"]["c3"] = "not an entry"
+    file.write_text(json.dumps(record))
+    assert sweep_record.read(file) == {"c2": entries["c2"]}
+
+
+def test_a_first_sweep_that_sees_a_verdict_the_record_never_saw_disagrees():
+    record = {"lines": {"solution": {"x": {"passed": 1500, "failed": 0}},
+                        "m": {"x": {"passed": 0, "failed": 1500}, "y": {"passed": 3, "failed": 1497}}}}
+
+    def spot(**lines) -> dict:
+        return {"lines": {"solution": {"x": {"passed": 20, "failed": 0}}, "m": lines}}
+
+    assert sweep_record.disagreements("c1", spot(x={"passed": 0, "failed": 20}, y={"passed": 1, "failed": 19}), record) == []
+    (passed_here,) = sweep_record.disagreements("c1", spot(x={"passed": 1, "failed": 19}), record)
+    assert "c1: 'x' of m" in passed_here and "1 passed and 19 failed here, 0 and 1500 in the record" in passed_here
+    (unknown,) = sweep_record.disagreements("c1", spot(z={"passed": 20, "failed": 0}), record)
+    assert "'z' of m is not in the record" in unknown
+
+
+@pytest.mark.slow  # the second course's one task swept whole once, then held by its record: about half a minute
+def test_check_sweeps_whole_only_the_tasks_its_record_does_not_hold(tmp_path):
+    """The first check of a release sweeps every line of its task under 1,500 seeds and writes the record; the next
+    holds the record once its own first sweep agrees; a record that a first sweep contradicts fails the check, and
+    a task whose key changed (here: its mutants) is swept whole again."""
+    from attn_ref.release.build import build
+
+    course = tmp_path / "course"
+    shutil.copytree(STATS, course)
+    out = tmp_path / "release"
+    build(out, course, only="stats")  # built, not checked
+    stats = load_course(course, "stats")[0]
+    stats_zip = out / "autograder" / "stats-autograder.zip"
+    record = sweep_record.path(out, stats_zip)
+
+    def row():
+        work = tmp_path / f"work-{len(list(tmp_path.glob('work-*')))}"
+        work.mkdir()
+        return sweep_row("stats", stats, BundledGrader(stats_zip, work), work, out)
+
+    first = row()
+    assert first.ok and "1 of 1 tasks swept whole" in first.detail, first.detail
+    written = sweep_record.read(record)
+    assert {v["seeds"] for lines in written["zscore"][1]["lines"].values() for v in lines.values()} == {1500}
+    held = row()
+    assert held.ok and "0 of 1 tasks swept whole" in held.detail, held.detail
+    contradicted = json.loads(record.read_text())
+    lines = contradicted["tasks"]["zscore"]["swept"]["lines"]["solution"]
+    some_line = next(iter(lines))
+    lines[some_line].update(passed=0, failed=1500)
+    record.write_text(json.dumps(contradicted))
+    told = row()
+    assert not told.ok and "does not hold on this machine" in told.detail and some_line in told.detail
+    record.write_text(json.dumps(contradicted))
+    mutant = next((course / "stats" / "zscore" / "mutants").glob("*.py"))
+    mutant.write_text(mutant.read_text() + "\n# edited\n")
+    stats = load_course(course, "stats")[0]
+    again = row()
+    assert again.ok and "1 of 1 tasks swept whole" in again.detail, again.detail
+
+
+def test_a_verdict_of_the_sweep_that_grading_does_not_give_fails_the_check():
+    """probe-mutants grades each mutant and stub in a notebook kernel, as a submission is graded (seed 0); the sweep
+    calls them through the harness alone. Where a line's verdict holds under every seed swept, grading must give
+    it too, or the sweep proves nothing of grading."""
+    from attn_ref.grade.proofs.stubs import KINDS
+    from attn_ref.release.check import graded_otherwise
+
+    lab = load_course(COURSE, "lab")[0]
+    c3 = next(t for t in lab.tasks if t.name == "c3")
+    mutant, line, stub = c3.mutants[0].label, c3.probes[0].name, next(iter(KINDS))
+    failed = {"passed": 0, "failed": 1500}
+    swept = {"c3": {"lines": {mutant: {line: failed}, f"stub: {stub}": {line: failed}}}}
+
+    def graded(passed: int) -> dict:
+        return {"mutants": {"c3": {mutant: {"passed": {line: passed}}}}, "stubs": {"c3": {stub: {"passed": {line: passed}}}}}
+
+    assert graded_otherwise(lab, graded(0), swept) == []
+    told = graded_otherwise(lab, graded(1), swept)
+    assert len(told) == 2 and all("passed in grading (seed 0), failed under every seed swept" in t for t in told), told
+    assert any(mutant in t for t in told) and any(f"stub: {stub}" in t for t in told)
+
+
+def test_a_failed_build_keeps_the_sweep_record_and_the_next_check_reads_it(tmp_path):
+    """The record is what was swept (a quarter of an hour for the lab), not part of the release: a build whose checks
+    fail moves nothing else into place, but keeps it, and the next build hands it to its check."""
+    from attn_ref.release.build import BuildError, build
+
+    out, name = tmp_path / "release", "autograder/stats-autograder-sweep.json"
+    entry = {"zscore": ("k" * 64, {"lines": {}, "broken": {}})}
+
+    def failing(staged, built):
+        sweep_record.write(staged / name, 1500, entry)
+        raise BuildError("the checks failed")
+
+    with pytest.raises(BuildError):
+        build(out, STATS, only="stats", verify=failing)
+    assert [p.relative_to(out) for p in out.rglob("*") if p.is_file()] == [Path(name)]
+    handed = []
+    build(out, STATS, only="stats", verify=lambda staged, built: handed.append(sweep_record.read(staged / name)))
+    assert handed == [entry] and sweep_record.read(out / name) == entry

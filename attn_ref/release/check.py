@@ -490,7 +490,7 @@ def _with_record(grader: BundledGrader, assignment, work: Path, release: Path) -
 
 
 def _who(label: str) -> str:
-    return "the solution" if label == "solution" else label if label.startswith("stub: ") else f"the mutant '{label}'"
+    return "the solution" if label == SOLUTION else label if label.startswith("stub: ") else f"the mutant '{label}'"
 
 
 def _sizes_may_coincide(task, line: str) -> str:

@@ -278,6 +278,7 @@ def check_zip(zip_path: Path, release: Path, course: Path, sweep_seeds: int | No
             graded = work / "verdicts.json"  # mutant_row's: each mutant and stub graded in a kernel, as grading does
             rows.append(sweep_row(name, assignment, grader, work, release, sweep_seeds,
                                   json.loads(graded.read_text()) if graded.exists() else None))
+            rows.append(solution_seeds_row(name, grader, solution, work))
     return rows
 
 
@@ -615,6 +616,34 @@ def sweep_row(name: str, assignment, grader: BundledGrader, work: Path, release:
               f"named as another mutant; {len(raising)} fail only by raising, told their error: "
               + ", ".join(Path(p).stem for p in raising))
     return Row(name, SWEEP_CHECK, not problems, "; ".join(problems[:8]) or detail)
+
+
+SOLUTION_SEEDS = 100  # the sweep's first seeds, graded again by grading's own path (about 15 s)
+SOLUTION_SEEDS_CHECK = f"the solution scores full under {SOLUTION_SEEDS} seeds, graded"
+
+
+def solution_seeds_row(name: str, grader: BundledGrader, solution: Path, work: Path) -> Row:
+    """The sweep's first seeds again, through grading's own path (grade_under_seeds: the solution's notebook run once in
+    a graded kernel, its tasks graded once per seed, as a submission is): the solution scores full under each, as the
+    sweep's runner found it did."""
+    out = work / "seeds.json"
+    done = grader.run("probe-seeds", str(solution), "--autograder", str(grader.zip), "--out", str(out),
+                      "--seeds", str(SOLUTION_SEEDS))
+    if done.returncode != 0 or not out.exists():
+        return Row(name, SOLUTION_SEEDS_CHECK, False, done.stderr[-400:])
+    short = not_full(json.loads(out.read_text()))
+    return Row(name, SOLUTION_SEEDS_CHECK, not short, "; ".join(short[:5]) or f"seeds 0 .. {SOLUTION_SEEDS - 1}")
+
+
+def not_full(per_seed: dict) -> list[str]:
+    """Each (seed, task) of probe-seeds' {seed: {unit: results entry}} that lost points, with its first failed line."""
+    found = []
+    for seed, units in per_seed.items():
+        for entry in units.values():
+            if entry["score"] < entry["max_score"]:
+                failed = next((line for line in entry.get("output", "").splitlines() if line.startswith("✗")), "")
+                found.append(f"seed {seed}: {entry['name']} {entry['score']:g}/{entry['max_score']:g} {failed[:160]}".rstrip())
+    return found
 
 
 def evidence_row(name: str, assignment, grader: BundledGrader) -> Row:

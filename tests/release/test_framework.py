@@ -115,7 +115,8 @@ def test_attn_ref_check_proves_the_release_and_fails_loudly(release, tmp_path):
     assert done.returncode == 0, done.stdout[-3000:]
     for check in ("the solution scores full", "the blank notebook scores 0", "every public check passes",
                   "every hidden probe fails a mutant; no stub scores", "every task has a probe no placeholder passes",
-                  "grading twice gives the same scores", "every line's verdict holds under every seed swept"):
+                  "grading twice gives the same scores", "every line's verdict holds under every seed swept",
+                  "the solution scores full under 100 seeds, graded"):
         assert check in done.stdout
     course = tmp_path / "course"
     shutil.copytree(COURSE, course)

@@ -193,3 +193,15 @@ def test_a_failed_build_keeps_the_sweep_record_and_the_next_check_reads_it(tmp_p
     handed = []
     build(out, STATS, only="stats", verify=lambda staged, built: handed.append(sweep_record.read(staged / name)))
     assert handed == [entry] and sweep_record.read(out / name) == entry
+
+
+def test_a_task_the_solution_does_not_score_full_under_a_seed_is_named_with_its_first_failed_line():
+    """probe-seeds grades the solution's tasks once per seed through grading's own path (grade_under_seeds); a task
+    short of full under any seed fails the check, naming the seed, the task and the line (before grade_under_seeds
+    removed each seed's call folders, the kernel died mid-call from about the 46th seed)."""
+    from attn_ref.release.check import not_full
+
+    full = {"name": "c5: One head", "score": 10, "max_score": 10, "output": "✓ causal (2/2)"}
+    short = {**full, "score": 8, "output": "✓ leaves x unchanged (1/1)\n✗ causal (0/2): the call crashed the kernel"}
+    assert not_full({"0": {"c5": full}, "1": {"c5": full}}) == []
+    assert not_full({"0": {"c5": full}, "93": {"c5": short}}) == ["seed 93: c5: One head 8/10 ✗ causal (0/2): the call crashed the kernel"]

@@ -1,5 +1,5 @@
-"""The verbs `attn-ref check` runs through an autograder zip's own bundled grader: probe-mutants and
-probe-evidence (the zip carries the grader, not the release builder, so they live beside grade/)."""
+"""The verbs `attn-ref check` runs through an autograder zip's own bundled grader: probe-mutants, probe-sweep,
+probe-seeds and probe-evidence (the zip carries the grader, not the release builder, so they live beside grade/)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,15 @@ def _probe_sweep(args) -> int:
                   fixed_seeds=args.fixed_seeds, near_seeds=args.near_seeds, near_tasks=near_tasks,
                   every_line=args.every_line)
     Path(args.out).write_text(json.dumps(found))
+    return 0
+
+
+def _probe_seeds(args) -> int:
+    from .seeds import grade_under_seeds
+
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    per_seed = grade_under_seeds(args.notebook, args.autograder, seeds)
+    Path(args.out).write_text(json.dumps({str(seed): units for seed, units in per_seed.items()}))
     return 0
 
 
@@ -60,6 +69,13 @@ process (no notebook kernel: only the instructor's code runs); writes {task: {"l
 "broken": {label: what its cell raised}}} to OUT."""
 PROBE_SWEEP_EXAMPLES = """example:
   attn-ref probe-sweep --autograder autograder/lab-autograder.zip --mutants mutants.json --seeds 1500 --out sweep.json
+"""
+
+PROBE_SEEDS_HELP = """Used by `attn-ref check`, through the zip's own bundled grader: run a notebook (the solution) once in a
+graded kernel, then grade its function units as a submission is graded once per seed FIRST .. FIRST + N - 1
+(grade_under_seeds); writes {SEED: {unit: its results entry}} to OUT."""
+PROBE_SEEDS_EXAMPLES = """example:
+  attn-ref probe-seeds solutions/lab/lab.ipynb --autograder autograder/lab-autograder.zip --seeds 20 --out seeds.json
 """
 
 PROBE_EVIDENCE_HELP = """Used by `attn-ref check`, through the zip's own bundled grader: for each task of the autograder, under
@@ -101,6 +117,15 @@ def add_verbs(verb) -> None:
     swept.add_argument("--first-seed", type=int, default=0, help="the first seed (default 0)")
     swept.add_argument("--tasks", default="", help="only these tasks, comma-separated (default: every one)")
     swept.set_defaults(run=_probe_sweep)
+
+    seeded = verb("probe-seeds", "a notebook's function units graded once per seed, in one kernel (used by check)",
+                  PROBE_SEEDS_HELP, PROBE_SEEDS_EXAMPLES)
+    seeded.add_argument("notebook", help="the notebook to run once (the solution)")
+    seeded.add_argument("--autograder", required=True, help="the autograder zip (or its unpacked folder)")
+    seeded.add_argument("--out", required=True, help="JSON file to write the results entries to")
+    seeded.add_argument("--seeds", type=int, default=20, help="how many seeds (default 20)")
+    seeded.add_argument("--first-seed", type=int, default=0, help="the first seed (default 0)")
+    seeded.set_defaults(run=_probe_seeds)
 
     evidence = verb("probe-evidence", "whether each task has a probe no placeholder passes (used by check)",
                     PROBE_EVIDENCE_HELP, PROBE_EVIDENCE_EXAMPLES)

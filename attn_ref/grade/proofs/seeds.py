@@ -31,6 +31,9 @@ def grade_under_seeds(submission_path, autograder, seeds: list[int], *, plan: Sa
                 # earlier seed must not withhold this seed's messages; student gradings never come here
                 ctx.session.tainted = False
                 per_seed[str(seed)] = {t.unit: t.to_json() for t in grade_functions(ctx).tests}
+                # a seed's calls are graded: their folders go, or a long run's files add up past the sandbox's
+                # limits and the kernel dies mid-call ("the call crashed the kernel" from about the 46th seed)
+                ctx.session.clear_exchanges()
         return {"per_seed": per_seed}
 
     per_seed = run_alone(plan, "seeds", run, budget, "per_seed")

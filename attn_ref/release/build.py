@@ -23,6 +23,7 @@ from nbclient.exceptions import CellExecutionError, DeadKernelError
 
 from ..grade.checks_json import EXPORT_MODULE
 from ..grade.settings import NOTEBOOK_TIMEOUT
+from . import sweep_record
 from .cell_sources import failure, source_of
 from .course import Assignment, load_course
 from .errors import ReleaseError
@@ -351,17 +352,17 @@ def build(out: Path, course: Path, only: str | None = None, runner: str = "cpu",
         try:
             built = [build_one(a, staged, runner, pdf, with_otter_zip) for a in assignments]
             if verify is not None:
-                records = [f"autograder/{b.autograder.stem}-sweep.json" for b in built]
-                for record in records:  # the seed sweep's record of the last release: check sweeps again only what changed
-                    if (out / record).is_file():
-                        shutil.copyfile(out / record, staged / record)
+                records = [(sweep_record.path(staged, b.autograder), sweep_record.path(out, b.autograder)) for b in built]
+                for checked, kept in records:  # the seed sweep's record of the last release: check sweeps again only what changed
+                    if kept.is_file():
+                        shutil.copyfile(kept, checked)
                 try:
                     verify(staged, built)
                 finally:  # kept even when the checks fail: what was swept stays swept for the next build
-                    for record in records:
-                        if (staged / record).is_file():
-                            (out / record).parent.mkdir(parents=True, exist_ok=True)
-                            (staged / record).replace(out / record)
+                    for checked, kept in records:
+                        if checked.is_file():
+                            kept.parent.mkdir(parents=True, exist_ok=True)
+                            checked.replace(kept)
             return [_move_into_place(staged, out, b) for b in built]
         finally:
             shutil.rmtree(staged, ignore_errors=True)

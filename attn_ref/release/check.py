@@ -346,8 +346,13 @@ def _variants_row(name: str, assignment, grader: BundledGrader, solution: Path, 
     return Row(name, VARIANTS_CHECK, not problems, "; ".join(problems[:5]))
 
 
+def mutant_sources(assignment) -> dict[str, list[tuple[str, str]]]:
+    """{task: [(label, source)]} of the assignment's mutants, as the probe verbs and the sweep's record take them."""
+    return {t.name: [(m.label, m.source) for m in t.mutants] for t in assignment.tasks}
+
+
 def mutant_row(name: str, assignment, grader: BundledGrader, solution: Path, work: Path) -> Row:
-    mutants = {t.name: [(m.label, m.source) for m in t.mutants] for t in assignment.tasks}
+    mutants = mutant_sources(assignment)
     (work / "mutants.json").write_text(json.dumps(mutants))
     done = grader.run("probe-mutants", str(solution), "--autograder", str(grader.zip), "--mutants",
                       str(work / "mutants.json"), "--out", str(work / "verdicts.json"), "--stubs",
@@ -443,7 +448,7 @@ def _swept(grader: BundledGrader, assignment, work: Path, seeds: int, fixed: int
     tasks whose every line is then taken to NEAR_SEEDS (the others get the first sweep alone); None (--sweep-seeds):
     every task's lines with drawn sizes and near their tolerance, when seeds are fewer than NEAR_SEEDS."""
     mutants = work / "sweep-mutants.json"
-    mutants.write_text(json.dumps({t.name: [(m.label, m.source) for m in t.mutants] for t in assignment.tasks}))
+    mutants.write_text(json.dumps(mutant_sources(assignment)))
     running = []
     for i, tasks in enumerate(_shares(assignment, SWEEP_PROCESSES, whole or set())):
         out = work / f"sweep-{i}.json"
@@ -472,7 +477,7 @@ def _with_record(grader: BundledGrader, assignment, work: Path, release: Path) -
     """({task: its sweep, every line under NEAR_SEEDS}, problems, what was swept whole): the tasks the release's
     record holds (sweep_record.py) from it, once this check's first sweep agrees with it; the others swept whole,
     and the record written again."""
-    mutants = {t.name: [(m.label, m.source) for m in t.mutants] for t in assignment.tasks}
+    mutants = mutant_sources(assignment)
     keys = sweep_record.task_keys(grader.zip, mutants, RECORD_PASSES)
     file = sweep_record.path(release, grader.zip)
     recorded = {task: entry for task, entry in sweep_record.read(file).items() if keys.get(task) == entry[0]}

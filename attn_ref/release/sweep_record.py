@@ -6,9 +6,8 @@ A task's verdicts are a function of its unit in checks.json and the unit's place
 random generators are seeded by that place), the helpers, its mutants, the bundled grader (the harness, the
 sweep, the comparators, the stubs, the reference), the students' versions (requirements-student.txt: the
 runner's interpreter) and the trusted side's NumPy and Python (they draw the inputs and compare); the key hashes
-all of them. A record
-that holds is not trusted blindly: the check's own first sweep (100 seeds, 20 on lines of fixed sizes) is made
-every time, and a line whose verdicts there are not the record's fails the check.
+all of them. A record that holds is not trusted blindly: the check's own first sweep (100 seeds, 20 on lines of
+fixed sizes) is made every time, and a line whose verdicts there are not the record's fails the check.
 
 The file's format, read back only through ``read`` (anything else in it is ignored, never half-read):
     {"format": 1, "seeds": 1500, "tasks": {TASK: {"key": HEX, "swept": {"lines": {...}, "broken": {...}}}}}
@@ -46,14 +45,14 @@ def task_keys(zip_path: Path, mutants: dict[str, list[tuple[str, str]]], passes:
         for info in sorted(archive.infolist(), key=lambda i: i.filename):
             if info.filename.startswith(_SWEPT_MEMBERS) and not info.is_dir():
                 grader.update(info.filename.encode() + b"\0" + hashlib.sha256(archive.read(info)).digest())
-    # the trusted side's NumPy by its minor version: the record's claim is about 1,500 draws from the probes'
-    # distributions, which a patch release keeps (its streams, its precision); a minor release sweeps again
     # version and seed_key digest the whole zip and every probe: each task's own part is keyed here, and the sweep
     # draws its own seeds (0 .. 1,499), so an edit to one task sweeps that task alone
     kept = {k: v for k, v in checks.items() if k not in ("units", "version", "seed_key")}
-    shared = {"checks": kept, "grader": grader.hexdigest(),
-              "numpy": ".".join(np.__version__.split(".")[:2]), "python": list(sys.version_info[:2]), "machine": platform.machine(),
-              "passes": passes, "format": FORMAT}
+    # the trusted side's NumPy by its minor version: the record's claim is about 1,500 draws from the probes'
+    # distributions, which a patch release keeps (its streams, its precision); a minor release sweeps again
+    numpy = ".".join(np.__version__.split(".")[:2])
+    shared = {"checks": kept, "grader": grader.hexdigest(), "numpy": numpy, "python": list(sys.version_info[:2]),
+              "machine": platform.machine(), "passes": passes, "format": FORMAT}
     keys = {}
     for t_index, unit in enumerate(checks["units"]):
         if unit.get("kind") != "function":

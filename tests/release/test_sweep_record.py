@@ -14,7 +14,7 @@ from course_units import COURSE
 
 from attn_ref.release import sweep_record
 from attn_ref.release.check import RECORD_PASSES as PASSES
-from attn_ref.release.check import BundledGrader, sweep_row
+from attn_ref.release.check import BundledGrader, mutant_sources, sweep_row
 from attn_ref.release.course import load_course
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -22,8 +22,7 @@ STATS = TESTS / "fixtures" / "stats_course"
 
 
 def _lab_mutants() -> dict[str, list[tuple[str, str]]]:
-    lab = load_course(COURSE, "lab")[0]
-    return {t.name: [(m.label, m.source) for m in t.mutants] for t in lab.tasks}
+    return mutant_sources(load_course(COURSE, "lab")[0])
 
 
 def _zip_with(source: Path, path: Path, member: str, change) -> Path:

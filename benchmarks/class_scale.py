@@ -1,7 +1,10 @@
 """What a class costs the TA's process, stage by stage, as it grows: a lab class of --sizes submissions (50, 200
 and 1,000) as a Gradescope export (submission_metadata.yml naming each student) and a Canvas roster.
 
-Run: .venv/bin/python benchmarks/class_scale.py [--sizes 50,200,1000] [--sample 8] [--jobs 2] [--release DIR].
+Run: .venv/bin/python benchmarks/class_scale.py [--sizes 50,200,1000] [--sample 8] [--jobs 2] [--release DIR]
+[--hostile]. With --hostile, the first submission's notebook carries a 60 MB output and its metadata entry
+800,000 small values (about 9 MB of submission_metadata.yml): whatever one submission holds, the TA's process
+should not grow with it.
 
 Each student's notebook is the lab's solution with c1, c2, c3 and c6 as tests/similarity_class.py writes them
 (right and wrong ways, planted copies), and c4, c5, c7 and c8 as the starter gave them (a thousand copies of the
@@ -70,17 +73,24 @@ def _one(cell) -> nbformat.NotebookNode:
     return nbformat.v4.new_notebook(cells=[cell])
 
 
-def export(folder: Path, nbs: list, rng: random.Random) -> Path:
-    """A Gradescope export of the notebooks, and a Canvas roster of its students (returned)."""
+def export(folder: Path, nbs: list, rng: random.Random, hostile: bool = False) -> Path:
+    """A Gradescope export of the notebooks, and a Canvas roster of its students (returned); ``hostile``: the
+    first submission's notebook and metadata entry as large as an attacker makes them."""
     folder.mkdir(parents=True)
     metadata, roster = {}, [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Lab 3.1 (55502)"]]
     for i, nb in enumerate(nbs):
         key = f"submission_{i:04d}"
         (folder / key).mkdir()
         nbformat.write(nb, str(folder / key / "lab.ipynb"))
+        if hostile and i == 0:
+            raw = json.loads((folder / key / "lab.ipynb").read_text())
+            raw["cells"][0]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "x" * (60 << 20)}]
+            (folder / key / "lab.ipynb").write_text(json.dumps(raw))
         metadata[key] = {":submitters": [{":name": f"Student {i}", ":sid": f"S{i:05d}", ":email": f"s{i}@uni.edu"}],
                          ":score": f"{rng.randint(0, 40)}.0"}
         roster.append([f"{i}, Student", str(70000 + i), f"S{i:05d}", f"s{i}@uni.edu", f"Sec {i % 4}", ""])
+        if hostile and i == 0:
+            metadata[key][":junk"] = list(range(800_000))
     (folder / "submission_metadata.yml").write_text(yaml.safe_dump(metadata))
     with open(folder.parent / f"{folder.name}-roster.csv", "w", newline="", encoding="utf-8") as f:
         csv.writer(f).writerows(roster)
@@ -163,6 +173,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--release", type=Path, help="a built release (attn-ref build --out DIR) to use instead of building one")
+    parser.add_argument("--hostile", action="store_true", help="the first submission as large as an attacker makes it")
     parser.add_argument("--one", nargs=4, metavar=("FOLDER", "ROSTER", "AUTOGRADER", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:  # one size, in a process of its own (run by main below)
@@ -179,7 +190,7 @@ def main() -> None:
         wall, cpu = grade_sample(tmp / "sample", autograder, tmp / "sample-graded", args.jobs)
         rows = {}
         for n in sizes:
-            roster = export(tmp / f"class-{n}", nbs[:n], random.Random(args.seed))
+            roster = export(tmp / f"class-{n}", nbs[:n], random.Random(args.seed), args.hostile)
             copy_results(tmp / "sample-graded", tmp / f"class-{n}", tmp / f"out-{n}")
             done = subprocess.run([sys.executable, __file__, "--one", str(tmp / f"class-{n}"), str(roster), str(autograder),
                                    str(tmp / f"out-{n}")], capture_output=True, text=True, check=True)

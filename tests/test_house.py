@@ -67,6 +67,9 @@ RULES = {
     "attn_ref (the reference's maths)": ({"numpy", "torch", "array_api_compat"}, set()),
     "attn_ref.grade.inkernel": ({"numpy", "torch", "ipykernel"}, {"attn_ref.portable"}),
     "attn_ref.grade.student_python": ({"numpy", "torch", "ipykernel"}, set()),
+    # the trust boundary for what students and exports hand in: the standard library, nbformat to write a
+    # notebook again, PyYAML in the metadata's child process; nothing of the grader above it
+    "attn_ref.grade.intake": ({"nbformat", "yaml"}, {"attn_ref.grade.inkernel"}),
 }
 # rooms that no room of the grader below them may import: (room, the rooms it stands above)
 ABOVE = {

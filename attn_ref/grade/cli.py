@@ -22,6 +22,7 @@ from .classroom.worker_service import REFUSED, UNSANDBOXED
 from .core import grade
 from .inkernel.errors import GraderError
 from .inkernel.text import plain_text
+from .intake.submission import files
 from .isolation.cleanup import make_undumpable
 from .isolation.sandbox import SandboxPlan, resolve
 from .owned import private_folder
@@ -29,7 +30,6 @@ from .results import FILE_HASH, Results, results_name, write_results
 from .scoring.autograder import load_autograder
 from .scoring.whose_variant import gradescope_submitters
 from .settings import Limits
-from .submission import files
 
 DEFAULT_OUT = "graded"
 UNAPPLIED_ADJUSTMENTS = 4  # a class graded, but a row of its adjustments.csv cannot be applied, or its score sheet read (no canvas.csv)

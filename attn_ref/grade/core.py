@@ -15,17 +15,16 @@ import traceback
 import warnings
 from pathlib import Path
 
-import nbformat
 import numpy as np
 
 import attn_ref
 
 from ..portable.written import written_answers
-from . import submission
 from .checks_json import Checks, FunctionUnit, QuestionUnit, Unit
 from .inkernel.text import cap
 from .inkernel.wire import Status
-from .isolation.kernel import KernelStartError
+from .intake import submission
+from .isolation.kernel import KERNEL_NAME, KernelStartError
 from .isolation.sandbox import Jail, SandboxError, SandboxPlan, resolve
 from .isolation.watchdog import Job, Supervisor
 from .results import (
@@ -50,7 +49,6 @@ from .scoring.questions import grade_questions
 from .session import BudgetExhausted, NotebookSession, runnable_cells
 from .settings import Limits
 
-MAX_CODE = 1 << 20  # the code cells together (not the notebook: honest notebooks embed plots)
 # one grader per unit kind, in this order: the questions' one read comes before any probe can put a
 # stand-in in the kernel (after which nothing the kernel says reaches results: withheld.py)
 GRADERS = ((QuestionUnit, grade_questions), (FunctionUnit, grade_functions))
@@ -73,15 +71,12 @@ def _static_analysis(code: list[str], units: tuple[Unit, ...]) -> static.Analysi
 
 
 @contextlib.contextmanager
-def running(nb, filename: str, autograder: Autograder, jail: Jail, limits: Limits, deadline: float,
+def running(nb: submission.Notebook, filename: str, autograder: Autograder, jail: Jail, limits: Limits, deadline: float,
             submitters: tuple | None = None):
     """The notebook run once in its kernel, with its static analysis: a GradingContext for the unit graders."""
-    code = [c.source for c in nb.cells if c.cell_type == "code"]
-    if sum(len(c) for c in code) > MAX_CODE:
-        raise submission.SubmissionError(f"the notebook's code cells hold more than {MAX_CODE >> 20} MB of code; "
-                                         "remove what you do not need")
+    code = nb.code
     analysis = _static_analysis(code, autograder.units)
-    session = NotebookSession(runnable_cells(nb), (filename, nbformat.writes(nb).encode()), jail,
+    session = NotebookSession(runnable_cells(nb), (filename, nb.to_ipynb()), jail,
                               cell_timeout=limits.cell, notebook_timeout=limits.notebook, deadline=deadline,
                               setup_timeout=limits.setup, kernel_start=limits.kernel_start)
     # ended once the grading process has sent its results (watchdog._child: the supervisor starts the next
@@ -138,9 +133,13 @@ def grade_in_jail(submission_path, autograder: Autograder, jail: Jail, limits: L
             warnings.simplefilter("always")
             nb, filename = submission.load(submission_path)
             submission.check_assignment(nb, autograder.name)
+            for warning in nb.warnings:  # fields grading does not read, with a wrong type: ignored, and said
+                warnings.warn(warning, stacklevel=1)
+            if nb.kernel_name not in (None, KERNEL_NAME):
+                warnings.warn(f"the notebook names kernel {nb.kernel_name!r}; grading uses {KERNEL_NAME!r}", stacklevel=1)
             with running(nb, filename, autograder, jail, limits, start + limits.budget, submitters) as ctx:
                 results = _results(ctx, grade_units(ctx), jail)
-            results.tests += written_entries(autograder.checks, written_answers(nb, written_questions(autograder.checks)))
+            results.tests += written_entries(autograder.checks, written_answers(nb.as_dict(), written_questions(autograder.checks)))
     except submission.SubmissionError as err:  # the notebook itself (corrupt, another assignment): its 0 stands
         results = failed_results(autograder.checks, str(err), Outcome.STUDENT)
     except KernelStartError as err:  # before any student code ran: the environment's fault, so no grade exists

@@ -83,7 +83,7 @@ def runnable_cells(nb) -> list[str]:
         cell.source
         for cell in nb.cells
         if cell.cell_type == "code"
-        and EXPLORATION_TAG not in (cell.get("metadata", {}).get("tags") or [])
+        and EXPLORATION_TAG not in cell.tags
         and not is_otter_call(cell.source)
     ]
 

@@ -42,7 +42,9 @@ def take_over():
     start = time.monotonic()
     results = local(huge, "lab", namespaces, budget=60)
     assert time.monotonic() - start < 60 + 60
-    assert results["score"] == 0 and "MB of code" in results["output"]
+    # its 600,000 lines are as many values of the notebook's JSON, past that bound before the code's
+    assert results["score"] == 0
+    assert "MB of code" in results["output"] or "(each line of a cell or of an output is one)" in results["output"]
 
 
 def test_the_supervisor_ends_a_grading_that_hangs_and_still_reports(tmp_path):

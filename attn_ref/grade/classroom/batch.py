@@ -16,10 +16,10 @@ from pathlib import Path
 
 import attn_ref
 
-from .. import submission as submission_files
 from ..checks_json import Checks
 from ..core import make_job, prepare, warm_up
 from ..inkernel.wire import Status
+from ..intake import submission as submission_files
 from ..isolation.sandbox import SandboxPlan
 from ..isolation.watchdog import Admission, Finished, Job, JobState, Runner, Supervisor
 from ..owned import open_private, private_folder, tighten
@@ -58,7 +58,7 @@ def check_assignment(subs: list[Submission], autograder: Autograder) -> None:
     for sub in subs[:60]:
         with contextlib.suppress(Exception):
             nb, _ = submission_files.load(sub.path)
-            names[nb.metadata.get("otter", {}).get("assignment_name")] += 1
+            names[nb.assignment_name] += 1
     names.pop(None, None)
     if names and names[checks.assignment] * 2 < sum(names.values()):  # most are for another assignment
         common, count = names.most_common(1)[0]

@@ -282,12 +282,10 @@ def grade_with_run_autograder(zip_key: str, notebook_name: str, notebook_bytes: 
 
 def _notebook_file(path: Path) -> tuple[str, bytes]:
     """What a worker needs of one submission: its notebook (a .ipynb, an export zip, or a folder's one)."""
-    from .. import submission as submission_files
+    from ..intake import submission as submission_files
 
     nb, name = submission_files.load(path)
-    import nbformat
-
-    return name, nbformat.writes(nb).encode()
+    return name, nb.to_ipynb()
 
 
 class ClusterRunner(Runner):
@@ -332,7 +330,7 @@ class ClusterRunner(Runner):
 
     def _admit(self, queue: list[Job], prepare: Prepare | None, pending: dict) -> tuple[list[Job], list[Finished]]:
         """Submit what may start; what must wait, and what failed before it could be sent."""
-        from ..submission import SubmissionError
+        from ..intake import SubmissionError
 
         waiting, failed = [], []
         for job in queue:

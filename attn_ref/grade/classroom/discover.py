@@ -12,16 +12,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..inkernel.text import cap, plain_text
+from ..inkernel.text import plain_text
+from ..intake import ExportError, metadata
+from ..intake.metadata import ExportEntry
+from ..intake.submission import MAX_ZIP, files, is_notebook_or_zip
 from ..owned import private_folder
 from ..results import Outcome
 from ..scoring.autograder import AutograderError
-from ..submission import MAX_ZIP, files, is_notebook_or_zip
-from .unpack import MAX_METADATA, METADATA, hash_into, unpack_export
-
-MAX_FIELD = 200  # a name, SID or email from the export
-MAX_SUBMITTERS = 50  # of one submission (Gradescope's groups are a few students)
-MAX_TESTS = 500  # of one submission's results in the export
+from .unpack import METADATA, hash_into, unpack_export
 
 
 @dataclass(frozen=True)
@@ -129,63 +127,6 @@ def is_batch(path: Path) -> bool:
         is_notebook_or_zip(p) or p.is_dir() for p in path.iterdir() if not p.name.startswith(".")))
 
 
-def _submitters(entry) -> list:
-    submitters = entry.get(":submitters") if isinstance(entry, dict) else None
-    return submitters if isinstance(submitters, list) else []
-
-
-def _students(entry) -> list[dict]:
-    """The submitters an export entry names, each field plain text, at most MAX_SUBMITTERS (YAML aliases can
-    make one list stand for every entry: bounded here, memory and time stay proportional to the file)."""
-    entries = entry.entries if isinstance(entry, Repeated) else [entry]
-    listed = [s for e in entries for s in _submitters(e)[:MAX_SUBMITTERS]][:MAX_SUBMITTERS]
-    return [{"name": _field(s.get(":name")), "sid": _field(s.get(":sid")), "email": _field(s.get(":email"))}
-            for s in listed if isinstance(s, dict)]
-
-
-def _entry_problem(folder: str, entry) -> str:
-    """Why an export's entry cannot be taken as it stands (listed twice, not a mapping, a key of it twice), or "":
-    each is a broken or edited export, told in the row instead of a student dropped in silence."""
-    if isinstance(entry, Repeated):
-        return (f"the export's {METADATA} lists {folder} {len(entry.entries)} times, so which submitters and score are "
-                "its own is unknown (an edited or broken export); its submitters are each named here")
-    if not isinstance(entry, dict):
-        return f"the export's entry for {folder} is not a mapping (its submitters and score)"
-    if twice := [str(key) for key, value in entry.items() if isinstance(value, Repeated)]:
-        return f"the export's entry for {folder} gives {plain_text(twice[0])[:40]!r} more than once (an edited or broken export)"
-    return ""
-
-
-def _too_many(folder: str, entry) -> str:
-    count = len(_submitters(entry))
-    if count <= MAX_SUBMITTERS:
-        return ""
-    return (f"the export names {count} submitters for {folder}, more than the {MAX_SUBMITTERS} a "
-            f"submission is read with (an edited or broken export?); the first {MAX_SUBMITTERS} are named here")
-
-
-def _field(value) -> str:
-    return cap(value, MAX_FIELD) if isinstance(value, str) else ""  # BaseLoader reads every scalar as a string
-
-
-def _number(value) -> float | None:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def _gradescope_scores(entry) -> dict:
-    """The export's own scores for a submission: its total, and per test where its results are included."""
-    entry = entry if isinstance(entry, dict) else {}
-    found = {"score": _number(entry.get(":score"))}
-    results = entry.get(":results") if isinstance(entry.get(":results"), dict) else {}
-    tests = results.get("tests") or results.get(":tests") or []
-    tests = tests[:MAX_TESTS] if isinstance(tests, list) else []
-    found["tests"] = {_field(t.get("name")).split(":")[0]: _number(t.get("score")) for t in tests if isinstance(t, dict)}
-    return found
-
-
 def has_notebook(path: Path) -> bool:
     """A notebook or zip, or a folder that holds one (or more files than are walked: graded, and told why)."""
     if path.is_file():
@@ -197,49 +138,11 @@ def has_notebook(path: Path) -> bool:
     return more or any(is_notebook_or_zip(p) for p in found)
 
 
-@dataclass(frozen=True)
-class Repeated:
-    """A key a YAML mapping gives more than once, with every value it was given, in order (YAML forbids it; a
-    plain loader keeps the last value alone, and a submission listed twice lost its first submitters)."""
-
-    entries: tuple
-
-
-def _keeping_repeats(loader):
-    """``loader``'s class whose mappings keep a repeated key's values (Repeated) instead of the last alone."""
-    import yaml
-
-    class Loader(loader):
-        def construct_mapping(self, node, deep=False):
-            if not isinstance(node, yaml.MappingNode):
-                raise yaml.constructor.ConstructorError(None, None, "expected a mapping", node.start_mark)
-            values: dict = {}
-            for key_node, value_node in node.value:
-                key = self.construct_object(key_node, deep=deep)
-                try:
-                    hash(key)
-                except TypeError:
-                    raise yaml.constructor.ConstructorError(None, None, "a key that is not a plain value",
-                                                            key_node.start_mark) from None
-                values.setdefault(key, []).append(self.construct_object(value_node, deep=deep))
-            return {key: found[0] if len(found) == 1 else Repeated(tuple(found)) for key, found in values.items()}
-
-    return Loader
-
-
-def _metadata(path: Path) -> dict:
-    import yaml  # only TAs' exports need it; Gradescope's grader environment does without
-
-    if (path / METADATA).stat().st_size > MAX_METADATA:
-        raise AutograderError(f"{path / METADATA} is larger than {MAX_METADATA >> 20} MB")
-    try:  # every scalar a string: an unquoted SID such as 00123 stays 00123 (YAML 1.1 reads it as octal)
-        loader = _keeping_repeats(getattr(yaml, "CBaseLoader", yaml.BaseLoader))  # libyaml's where PyYAML has it
-        found = yaml.load((path / METADATA).read_text(encoding="utf-8"), Loader=loader) or {}
-    except (yaml.YAMLError, UnicodeDecodeError) as err:
-        raise AutograderError(f"{path / METADATA} is not valid YAML: {plain_text(str(err))[:300]}") from None
-    if not isinstance(found, dict):
-        raise AutograderError(f"{path / METADATA} is not a mapping of submission folders")
-    return found
+def _metadata(path: Path) -> list[ExportEntry]:
+    try:
+        return metadata.read(path / METADATA)
+    except ExportError as err:
+        raise AutograderError(str(err)) from None
 
 
 def _folder_name(name) -> bool:
@@ -250,23 +153,24 @@ def _folder_name(name) -> bool:
 def _from_export(path: Path, refused: dict[str, str]) -> list[Submission]:
     found, seen = [], set()
     listed = _metadata(path)
-    for folder, entry in sorted(listed.items(), key=lambda item: str(item[0])):
-        sub = Submission(_unique(str(folder), seen), path / (str(folder) if _folder_name(folder) else "-"),
-                         _students(entry), gradescope=_gradescope_scores(entry), from_export=True)
+    for entry in listed:
+        folder = entry.folder
+        sub = Submission(_unique(folder, seen), path / (folder if _folder_name(folder) else "-"), entry.students,
+                         gradescope={"score": entry.score, "tests": entry.tests}, from_export=True)
         if not _folder_name(folder):
-            sub.problem = f"the export lists {plain_text(str(folder))[:100]!r}, which is not the name of a folder inside it"
-        elif problem := _entry_problem(plain_text(folder), entry):
-            sub.problem = problem
+            sub.problem = f"the export lists {plain_text(folder)[:100]!r}, which is not the name of a folder inside it"
+        elif entry.problem:
+            sub.problem = entry.problem
         elif sub.path.is_symlink():
             sub.problem = f"the export's {plain_text(folder)} is a link, which is never followed"
         elif folder in refused:
             sub.problem, sub.fault = f"the submission was not unpacked: {refused[folder]}", Outcome.STUDENT
         elif not sub.path.is_dir():
             sub.problem = f"the export lists {plain_text(folder)} but has no such folder"
-        elif too_many := _too_many(plain_text(folder), entry):
-            sub.problem = too_many
+        elif entry.too_many:
+            sub.problem = entry.too_many
         found.append(sub)
-    names = {str(folder) for folder in listed}
+    names = {entry.folder for entry in listed}
     for extra in sorted(path.iterdir()):  # a submission's folder the metadata forgot: a row that says so, not silence
         if (extra.name not in names and not extra.name.startswith(".") and not extra.is_symlink() and extra.is_dir()
                 and has_notebook(extra)):

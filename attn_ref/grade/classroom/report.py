@@ -25,10 +25,10 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import submission as submission_files
 from ..checks_json import FunctionUnit, Unit
 from ..inkernel.text import plain_lines
 from ..inkernel.wire import Status
+from ..intake import submission as submission_files
 from ..owned import write_private
 from . import adjustments, mistakes, provenance
 from .similarity import THRESHOLD, similar_pairs, similarity_pool
@@ -99,18 +99,22 @@ class Measured:
 def measure(book) -> list[Measured]:
     """Each unit's pairs over the threshold, the first PAIRS_PER_UNIT of each marked (the ones the page shows);
     the class fingerprinted on a pool of processes where it is large (similarity_pool)."""
-    notebooks = {}
+    units = book.checks.units
+    codes: dict[str, dict[str, str]] = {u.name: {} for u in units}  # the code alone is kept, never a notebook
     for g in book.graded:
         try:
-            notebooks[g.sub.key] = submission_files.load(g.sub.path)[0]
-        except Exception:  # unreadable: nothing to compare (its row in grades.csv says why)
+            nb = submission_files.load(g.sub.path)[0]
+            found = {u.name: unit_code(nb, u) for u in units}
+        except Exception:  # noqa: BLE001 - unreadable: nothing to compare (its row in grades.csv says why)
             continue
+        for name, code in found.items():
+            codes[name][g.sub.key] = code
     measured = []
-    with similarity_pool(len(notebooks)) as pool:
-        for unit in book.checks.units:
-            codes = {key: unit_code(nb, unit) for key, nb in notebooks.items()}
+    with similarity_pool(len(next(iter(codes.values()), {}))) as pool:
+        for unit in units:
             try:
-                measured.append(Measured(unit, similar_pairs(codes, unit.starter, marked=PAIRS_PER_UNIT, pool=pool)))
+                measured.append(Measured(unit, similar_pairs(codes[unit.name], unit.starter, marked=PAIRS_PER_UNIT,
+                                                             pool=pool)))
             except Exception as err:  # noqa: BLE001 - the report is for reading; the gradebook never waits on it
                 measured.append(Measured(unit, [], f"{type(err).__name__}: {str(err)[:200]}"))
     return measured

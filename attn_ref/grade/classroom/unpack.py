@@ -3,9 +3,10 @@ TA's disk nor the grader's memory, nor land outside the export's folder, nor be 
 
 Students choose what their submissions hold, so the export is checked before anything is written: per
 member (its size, and how much it inflates: a zip bomb's ratio), per submission (its files and bytes) and
-for the whole export (its members and bytes), on the sizes its central directory declares; then each member
-is streamed to disk in chunks, counting the bytes it really inflates to, so a member that lies about its
-size is stopped at what it declared. A submission past a bound is not unpacked at all: it is listed with
+for the whole export (its members and bytes), on the sizes its central directory declares, with the intake's
+rules for zips (intake/zips.py: no member overlaps another, none inflates past what its compressed bytes
+allow, none lies deeper than MAX_PARTS folders); then each member is streamed to disk in chunks, counting the
+bytes it really inflates to, so a member that lies about its size is stopped at what its sizes allow. A submission past a bound is not unpacked at all: it is listed with
 the reason (its row says "error: ...": the student's doing, as for a notebook too large), and the class goes
 on. An export past its own bounds is refused as a whole, before anything is written.
 
@@ -18,26 +19,23 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import stat
 import zipfile
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
+from ..intake import zips
+from ..intake.metadata import MAX_METADATA, METADATA
+from ..intake.submission import MAX_FOLDER_ENTRIES, MAX_NOTEBOOK
+from ..isolation.safeio import remove_tree
 from ..owned import FILE_MODE, private_folder, write_private
 from ..scoring.autograder import AutograderError
-from ..submission import MAX_FOLDER_ENTRIES, MAX_NOTEBOOK
 
-METADATA = "submission_metadata.yml"
 MAX_MEMBER = MAX_NOTEBOOK  # one file of a submission (a notebook, a PDF of written answers)
 MAX_SUBMISSION = 4 * MAX_NOTEBOOK  # one submission's files together
 MAX_SUBMISSION_FILES = MAX_FOLDER_ENTRIES
-MAX_RATIO = 200  # inflated / compressed, for a member over RATIO_FROM: notebooks inflate 2-20x, zip bombs 1000x
-RATIO_FROM = 1 << 20
 MAX_EXPORT = 32 << 30  # the whole export, inflated
 MAX_EXPORT_MEMBERS = 500_000
-MAX_METADATA = 256 << 20  # submission_metadata.yml: every submitter, and Gradescope's results (~70 KB a submission)
-CHUNK = 1 << 20
+CHUNK = zips.CHUNK
 DONE = ".complete"  # written last, with the refused submissions' reasons (JSON)
 
 
@@ -62,14 +60,9 @@ def file_hash(path: Path) -> str:
 
 
 def _parts(member: zipfile.ZipInfo) -> tuple[str, ...] | None:
-    """The member's path as plain parts, or None for one never written: absolute, "..", a link, odd names."""
-    name = member.filename
-    path = PurePosixPath(name.replace("\\", "/"))
-    if path.is_absolute() or not path.parts or any(p in ("..", ".") or "\0" in p for p in path.parts):
-        return None
-    if stat.S_ISLNK(member.external_attr >> 16):
-        return None
-    return path.parts
+    """The member's path as plain parts (zips.parts), or None for one never written; a path deeper than
+    zips.MAX_PARTS is kept here and refused with its submission (_why_refused)."""
+    return zips.parts(member)
 
 
 def _metadata_prefix(members: list[zipfile.ZipInfo]) -> tuple[str, ...]:
@@ -83,10 +76,9 @@ def _metadata_prefix(members: list[zipfile.ZipInfo]) -> tuple[str, ...]:
 def _too_big(member: zipfile.ZipInfo) -> str:
     if member.file_size > MAX_MEMBER:
         return f"its file {member.filename} is {member.file_size >> 20} MB unpacked; a file may be at most {MAX_MEMBER >> 20} MB"
-    if member.file_size > RATIO_FROM and member.file_size > MAX_RATIO * max(member.compress_size, 1):
-        return (f"its file {member.filename} inflates {member.file_size // max(member.compress_size, 1)} times "
-                f"(at most {MAX_RATIO}: a zip bomb)")
-    return ""
+    if len(zips.parts(member) or ()) > zips.MAX_PARTS:
+        return f"its file {member.filename[:200]}... lies more than {zips.MAX_PARTS} folders deep"
+    return zips.bomb(member)
 
 
 def _plan(archive: zipfile.ZipFile) -> tuple[tuple[str, ...], dict[str, list], dict[str, str]]:
@@ -98,6 +90,9 @@ def _plan(archive: zipfile.ZipFile) -> tuple[tuple[str, ...], dict[str, list], d
     total = sum(m.file_size for m in members)
     if total > MAX_EXPORT:
         raise AutograderError(f"the export is {total >> 30} GB unpacked; at most {MAX_EXPORT >> 30} GB are unpacked")
+    if shared := zips.overlapping(archive):
+        raise AutograderError(f"the export is not a valid zip: its member {shared} overlaps another's data (a crafted "
+                              "zip); download the export from Gradescope again")
     prefix = _metadata_prefix(members)
     by_folder: dict[str, list] = {}
     for member in members:
@@ -117,6 +112,8 @@ def _bound_metadata(files: list[zipfile.ZipInfo]) -> None:
     meta = next((m for m in files if m.filename.endswith(METADATA)), None)
     if meta is not None and meta.file_size > MAX_METADATA:
         raise AutograderError(f"the export's {METADATA} is {meta.file_size >> 20} MB; at most {MAX_METADATA >> 20} MB")
+    if meta is not None and (why := zips.bomb(meta)):
+        raise AutograderError(f"the export's {METADATA} cannot be unpacked: {why.removeprefix('its file ')}")
 
 
 def _why_refused(files: list[zipfile.ZipInfo]) -> str:
@@ -131,18 +128,16 @@ def _why_refused(files: list[zipfile.ZipInfo]) -> str:
 
 
 def _stream(archive: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path) -> str:
-    """Write one member (and the folders above it), never more bytes than it declared; the reason it could
-    not be, or ""."""
-    written = 0
+    """Write one member (and the folders above it), never more bytes than its sizes allow (zips.chunks); the
+    reason it could not be, or ""."""
     try:
         private_folder(target.parent)
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
-        with os.fdopen(fd, "wb") as out, archive.open(member) as source:
-            while chunk := source.read(CHUNK):
-                written += len(chunk)
-                if written > member.file_size:
-                    return f"its file {member.filename} inflates past the {member.file_size} bytes it declares"
+        with os.fdopen(fd, "wb") as out:
+            for chunk in zips.chunks(archive, member, MAX_MEMBER):
                 out.write(chunk)
+    except ValueError as err:  # inflated past what its sizes allow
+        return str(err)
     except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError) as err:
         # zlib's and lzma's errors are OSError/EOFError; an encrypted member is a RuntimeError; a member named
         # twice, or a file where a folder is, is an OSError
@@ -164,8 +159,8 @@ def unpack_export(path: Path, into: Path) -> Unpacked:
         if done.exists():
             refused = _read_refused(done)
         else:
-            if target.exists():
-                shutil.rmtree(target)
+            if target.exists() or target.is_symlink():  # half-written by a run that was stopped: made again
+                _remove(target)
             private_folder(target)
             _write(archive, target.joinpath(*prefix), by_folder, refused)
             write_private(done, json.dumps(refused, sort_keys=True).encode())
@@ -194,5 +189,13 @@ def _write(archive: zipfile.ZipFile, folder: Path, by_folder: dict[str, list], r
                 raise AutograderError(f"the export's own files could not be unpacked: {why.removeprefix('its ')}")
             if why:  # this submission alone: nothing of it is kept
                 refused[name] = why
-                shutil.rmtree(folder / name, ignore_errors=True)
+                _remove(folder / name)
                 break
+
+
+def _remove(folder: Path) -> None:
+    """A folder moved out of the way at once (a rename), then removed without recursion (safeio.remove_tree):
+    however deep an export made it, the next run never meets it."""
+    aside = folder.with_name(f".{folder.name}.removed-{os.getpid()}-{os.urandom(4).hex()}")
+    os.replace(folder, aside)
+    remove_tree(aside)

@@ -13,9 +13,9 @@ from collections import Counter
 from pathlib import Path
 
 from ...portable.written import written_answers
-from .. import submission as submission_files
 from ..inkernel.errors import GraderError
 from ..inkernel.text import plain_lines
+from ..intake import submission as submission_files
 from ..owned import private_folder, write_private
 from ..results import Results
 from .spreadsheet import safe_cell, write_csv
@@ -48,7 +48,7 @@ def _answers(graded, questions: list[tuple[str, str]]) -> dict[str, dict]:
         except Exception as err:  # an unreadable notebook: its row in grades.csv says why
             found[g.sub.key] = {"__error__": f"unreadable submission: {err}"}
             continue
-        found[g.sub.key] = written_answers(nb, questions)
+        found[g.sub.key] = written_answers(nb.as_dict(), questions)
     return found
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import time
 
-from .. import submission
 from ..checks_json import FunctionUnit
 from ..core import prepare, running
 from ..inkernel.wire import Status
+from ..intake import submission
 from ..isolation.sandbox import Jail, SandboxPlan
 from ..isolation.watchdog import run_alone
 from ..results import ProbeEvidence, TestResult

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from .. import submission
 from ..core import prepare, running
+from ..intake import submission
 from ..isolation.sandbox import Jail, SandboxPlan
 from ..isolation.watchdog import run_alone
 from ..scoring.functions import grade_functions

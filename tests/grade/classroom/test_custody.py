@@ -427,7 +427,8 @@ def test_a_file_names_accents_reach_the_row_its_key_stays_plain(tmp_path):
 def test_a_malformed_entry_or_a_link_costs_only_its_own_submission(tmp_path):
     """An entry that is not a mapping, one submission that is a link to the TA's files, aliases that make one
     list of submitters every entry's: each is that submission's problem, bounded, never followed."""
-    from attn_ref.grade.classroom.discover import MAX_SUBMITTERS, discover
+    from attn_ref.grade.classroom.discover import discover
+    from attn_ref.grade.intake.metadata import MAX_SUBMITTERS
     from attn_ref.grade.scoring.autograder import AutograderError
 
     export, private = tmp_path / "export", tmp_path / "ta_private"
@@ -722,7 +723,7 @@ def test_a_folder_deeper_than_any_path_is_its_students_row_and_the_class_goes_on
     class read as holding no notebook and nobody was graded. Now the walk stops at MAX_FOLDER_DEPTH, the folder is
     that student's submission, and reading it says why it cannot be graded."""
     from attn_ref.grade.classroom.discover import discover, has_notebook
-    from attn_ref.grade.submission import MAX_FOLDER_DEPTH, SubmissionError, load
+    from attn_ref.grade.intake.submission import MAX_FOLDER_DEPTH, SubmissionError, load
 
     folder = tmp_path / "class"
     folder.mkdir()

@@ -285,7 +285,7 @@ def test_every_file_of_a_class_folder_is_graded_or_said_not_to_be(tmp_path):
     no notebook and a link are each named with why they are not; a computer's own files (.DS_Store,
     .ipynb_checkpoints) are passed over in silence."""
     from attn_ref.grade.classroom.discover import discover, skipped
-    from attn_ref.grade.submission import load
+    from attn_ref.grade.intake.submission import load
 
     folder = tmp_path / "class"
     (folder / "notes").mkdir(parents=True)

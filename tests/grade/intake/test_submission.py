@@ -1,4 +1,4 @@
-"""Reading a submission's notebook (attn_ref/grade/submission.py): what editors write is read as it is."""
+"""Reading a submission's notebook (attn_ref/grade/intake/): what editors write is read as it is."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import zipfile
 import nbformat
 import pytest
 
-from attn_ref.grade.submission import SubmissionError, load
+from attn_ref.grade.intake.submission import SubmissionError, load
 
 
 def _notebook(minor: int, ids: list[str | None]) -> dict:
@@ -37,13 +37,15 @@ def test_a_notebook_whose_ids_nbformat_repairs_is_read_without_a_warning_per_cel
         nb, name = load(path)
     assert [str(w.message)[:80] for w in caught] == []
     assert name == "student.ipynb"
-    assert len({cell.id for cell in nb.cells}) == len(ids)  # repaired: every cell its own id
+    again = nbformat.reads(nb.to_ipynb().decode(), as_version=4)  # what the kernel is given: valid, ids its own
+    nbformat.validate(again)
+    assert len({cell.id for cell in again.cells}) == len(ids) == len(nb.cells)
 
 
 @pytest.mark.parametrize("data", [b"", b"\n  \r\n"], ids=["0 bytes", "blank lines"])
 def test_an_empty_file_is_said_to_be_empty(tmp_path, data):
     """A notebook whose save never finished, or an upload of nothing: the status says so in plain words."""
-    from attn_ref.grade.submission import SubmissionError
+    from attn_ref.grade.intake.submission import SubmissionError
 
     (tmp_path / "ada.ipynb").write_bytes(data)
     with pytest.raises(SubmissionError, match=rf"^ada\.ipynb is empty \({len(data)} bytes\): no notebook was saved in it$"):

@@ -4,7 +4,9 @@ by `attn-ref grade` (the Gradescope path), and the peak of each process measured
 Run: .venv/bin/python benchmarks/intake.py [--release DIR]. For each submission, prints the peak resident memory
 (VmHWM, read from /proc every 10 ms while it lives) of the attn-ref process (the supervisor) and of its grading
 process (the fork that reads the notebook and scores it; the kernel runs another interpreter and is not counted),
-the ratio to the honest submission's, and what the results say. Asserts nothing.
+the peak of the summed PSS of the whole tree (supervisor, grading process, kernel: what one grading costs the
+machine, as benchmarks/grade.py measures it), each tree peak's ratio to the honest submission's, and what the
+results say. Asserts nothing.
 """
 
 from __future__ import annotations
@@ -62,17 +64,31 @@ def _peak(pid: int) -> int:
     return int(found.group(1)) << 10 if found else 0
 
 
-def measure(cmd: list[str]) -> tuple[int, int, int]:
-    """(peak of the root process, peak of its grading processes, exit code), sampled every 10 ms."""
+def _pss(processes: list[psutil.Process]) -> int:
+    total = 0
+    for p in processes:
+        try:
+            total += p.memory_full_info().pss
+        except psutil.Error:
+            pass
+    return total
+
+
+def measure(cmd: list[str]) -> tuple[int, int, int, int]:
+    """(peak of the root process, peak of its grading processes, peak summed PSS of the tree, exit code), sampled
+    every 10 ms (the tree's PSS every 50 ms: reading it costs more)."""
     proc = psutil.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     exe = os.path.realpath(sys.executable)
-    root = grading = 0
+    root = grading = tree = tick = 0
     while proc.poll() is None:
         root = max(root, _peak(proc.pid))
         try:
             children = proc.children(recursive=True)
         except psutil.Error:
             children = []
+        tick += 1
+        if tick % 5 == 0:
+            tree = max(tree, _pss([proc, *children]))
         for child in children:
             try:
                 ours = os.path.realpath(child.exe()) == exe
@@ -81,7 +97,7 @@ def measure(cmd: list[str]) -> tuple[int, int, int]:
             if ours:
                 grading = max(grading, _peak(child.pid))
         time.sleep(0.01)
-    return root, grading, proc.returncode
+    return root, grading, tree, proc.returncode
 
 
 def main() -> None:
@@ -103,18 +119,20 @@ def main() -> None:
             path.write_text(nb if isinstance(nb, str) else json.dumps(nb, ensure_ascii=False))
             results = tmp / "results.json"
             results.unlink(missing_ok=True)
-            root, grading, code = measure([str(BIN / "attn-ref"), "grade", str(path), "--autograder", str(autograder),
+            root, grading, tree, code = measure([str(BIN / "attn-ref"), "grade", str(path), "--autograder", str(autograder),
                                            "--results", str(results)])
             said = json.loads(results.read_text()) if results.is_file() else {}
             extra = said.get("extra_data", {})
-            rows.append((label, path.stat().st_size, root, grading, said.get("score"), extra.get("outcome"),
-                         str(extra.get("status", f"exit {code}"))[:70]))
-    honest = rows[0][3]
-    print("one `attn-ref grade` per submission; peak resident memory (VmHWM) of each process, MB")
-    print(f"{'submission':28} {'file MB':>8} {'attn-ref':>9} {'grading':>8} {'x honest':>9}  score  outcome     status")
-    for label, size, root, grading, score, outcome, status in rows:
-        print(f"{label:28} {size / 2**20:8.1f} {root / 2**20:9.0f} {grading / 2**20:8.0f} {grading / honest:9.2f}  "
-              f"{score!s:5}  {outcome!s:11} {status}")
+            rows.append((label, path.stat().st_size, root, grading, tree, said.get("score"), extra.get("outcome"),
+                         str(extra.get("status", f"exit {code}"))[:60]))
+    honest = rows[0]
+    print("one `attn-ref grade` per submission; peak resident memory (VmHWM) of the attn-ref process and of its grading "
+          "process, and peak summed PSS of the whole tree (kernel included), MB; x honest: the honest one's multiple")
+    print(f"{'submission':28} {'file MB':>8} {'attn-ref':>9} {'grading':>8} {'x honest':>9} {'tree':>6} {'x honest':>9}"
+          "  score  outcome     status")
+    for label, size, root, grading, tree, score, outcome, status in rows:
+        print(f"{label:28} {size / 2**20:8.1f} {root / 2**20:9.0f} {grading / 2**20:8.0f} {grading / honest[3]:9.2f} "
+              f"{tree / 2**20:6.0f} {tree / honest[4]:9.2f}  {score!s:5}  {outcome!s:11} {status}")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,11 @@ own); and a check on a random sample of --check submissions: every pair's method
 pairs, similarities and marked code as the index on the sample, and the same pairs and similarities as the index
 on the whole class restricted to the sample. Exits 1 where the index's pairs differ from every pair's (in full, or
 on the sample) or a planted copy is missed.
+
+With --styles K: one question (--question, c3) written by --n students in K ways (tests/similarity_class.py's
+in_styles: most pairs alike, as a class's short functions are), the report's similarity (the pairs it lists, how many
+pass the threshold, every planted copy) now against the code before it indexed each distinct fingerprint once (every
+submission indexed), both in this run: wall and CPU seconds, pairs, and whether the two found the same pairs.
 """
 
 from __future__ import annotations
@@ -28,15 +33,17 @@ import tracemalloc
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from similarity_class import all_pairs_similar, make_class  # noqa: E402
+from similarity_class import all_pairs_similar, in_styles, make_class  # noqa: E402
 
 from attn_ref.grade.classroom.similarity import (  # noqa: E402
     NOISE,
     THRESHOLD,
     Compact,
     FingerprintIndex,
+    _compact_class,
     compared,
     fingerprinted,
+    most_similar_first,
     similar_pairs,
     similarity_pool,
 )
@@ -108,6 +115,40 @@ def same_on_a_sample(codes: dict, starter: str, found: list, size: int, rng: ran
     return oracle == on_sample and [(a, b, s) for a, b, s, *_ in oracle] == in_class
 
 
+def every_submission_indexed(codes: dict, starter: str, pool) -> list[tuple]:
+    """similar_pairs as it was before distinct fingerprints were indexed once (every submission in the index)."""
+    compact = _compact_class(codes, starter, pool)
+    keys = sorted(compact)
+    found = most_similar_first([(keys[i], keys[j], share) for (i, j), share in
+                                FingerprintIndex([compact[key] for key in keys], NOISE).flagged(THRESHOLD).items()])
+    prints = fingerprinted({key: codes[key] for pair in found[:MARKED] for key in pair[:2]}, starter)
+    return [compared(prints, a, b, THRESHOLD) for a, b, _ in found[:MARKED]] + [(a, b, s, None, None) for a, b, s in found[MARKED:]]
+
+
+def styles(args) -> bool:
+    """The report's similarity on one question written in --styles ways, before and now; whether both agree."""
+    lab = in_styles(args.question, args.n, args.styles, args.seed)
+    codes, starter = lab.codes[args.question], lab.starters[args.question]
+    similar_pairs(dict(list(codes.items())[:20]), starter)  # imports, outside the timings
+    rows = {}
+    for label, run in (("before: every submission indexed", every_submission_indexed), ("now", similar_pairs)):
+        cpu, start = cpu_seconds(), time.perf_counter()
+        with similarity_pool(args.n) as pool:
+            found = run(codes, starter, pool) if run is every_submission_indexed else run(codes, starter, marked=MARKED, pool=pool)
+        rows[label] = (found, time.perf_counter() - start, cpu_seconds() - cpu)
+    planted = [tuple(sorted(p)) for _, *p in lab.copies]
+    print(f"{args.n} submissions of {args.question} in {args.styles} styles, {len(planted)} planted copies, threshold "
+          f"{THRESHOLD:.0%}, cpus {args.cpus} (seconds)")
+    for label, (found, wall, cpu) in rows.items():
+        pairs = {(a, b) for a, b, *_ in found}
+        print(f"  {label:34} wall {wall:6.2f}  cpu {cpu:6.2f}  pairs over the threshold {len(found):7d}  listed "
+              f"{min(MARKED, len(found))}  planted copies found {sum(p in pairs for p in planted)} of {len(planted)}")
+    (before, *_), (now, *_) = rows.values()
+    same = [p[:3] for p in before] == [p[:3] for p in now] and before[:MARKED] == now[:MARKED]
+    print(f"  the same pairs, similarities and marked code: {same}")
+    return same and all(p in {(a, b) for a, b, *_ in now} for p in planted)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=2000)
@@ -116,8 +157,12 @@ def main() -> None:
     parser.add_argument("--old-max", type=int, default=500)
     parser.add_argument("--sample", type=int, default=20_000)
     parser.add_argument("--check", type=int, default=250)
+    parser.add_argument("--styles", type=int, help="one question written in this many ways (see above)")
+    parser.add_argument("--question", default="c3")
     args = parser.parse_args()
     os.sched_setaffinity(0, {int(c) for c in args.cpus.split(",")})
+    if args.styles:
+        sys.exit(0 if styles(args) else 1)
     lab = make_class(args.n, args.seed)
     warm = {q: dict(list(codes.items())[:20]) for q, codes in lab.codes.items()}
     for q in warm:  # imports and pygments' lexer, outside every timing

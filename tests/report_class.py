@@ -46,7 +46,7 @@ SOFTMAX_BODIES = {
     "moved": "    y = np.moveaxis(np.asarray(x, dtype=np.float64), axis, -1)\n    out = np.empty_like(y)\n"
              "    for index in np.ndindex(y.shape[:-1]):\n        row = np.exp(y[index] - y[index].max())\n"
              "        out[index] = row / row.sum()\n    return np.moveaxis(out, -1, axis)\n",
-    "script": "    # </pre><script>alert('code')</script>\n    if x.ndim == 0:\n        return np.ones_like(x)\n"
+    "script": "    note = \"</pre><script>alert('code')</script>\"\n    if x.ndim == 0:\n        return np.ones_like(x)\n"
               "    big = np.max(x, axis=axis)\n    big = np.expand_dims(big, axis)\n    num = np.exp(np.subtract(x, big))\n"
               "    den = np.add.reduce(num, axis=axis, keepdims=True)\n    return np.divide(num, den)\n",
 }

@@ -273,3 +273,24 @@ def all_pairs_similar(codes: dict[str, str], starter: str, threshold: float = TH
     prints = fingerprinted(codes, starter)
     pairs = (compared(prints, a, b, threshold) for a, b in combinations(sorted(prints), 2))
     return most_similar_first([p for p in pairs if p])
+
+
+def in_styles(question: str, n: int, styles: int = 9, seed: int = 0, copy_share: float = 0.06) -> Class:
+    """n students answering one question, each in one of ``styles`` ways of writing it (drawn once), with their own
+    names, comments and blank lines: most pairs alike, as a class's three-line functions are; about copy_share of
+    them copy a classmate (renamed, two statements swapped)."""
+    rng = random.Random(seed)
+    found = Class(starters(), {question: {}})
+    header = _header(found.starters[question])
+    ways = [_draw(rng, QUESTIONS[question]).ways for _ in range(styles)]
+    answers: dict[str, Answer] = {}
+    for i in range(n):
+        key = f"s{i:04d}"
+        if answers and rng.random() < copy_share:
+            source = rng.choice(sorted(answers))
+            answers[key] = _copy(rng, QUESTIONS[question], answers[source])
+            found.copies.append((question, source, key))
+        else:
+            answers[key] = Answer(list(rng.choice(ways)), _names(rng))
+        found.codes[question][key] = render(rng, QUESTIONS[question], answers[key], header)
+    return found

@@ -33,6 +33,7 @@ from .settings import Limits
 
 DEFAULT_OUT = "graded"
 UNAPPLIED_ADJUSTMENTS = 4  # a class graded, but a row of its adjustments.csv cannot be applied, or its score sheet read (no canvas.csv)
+CANVAS_FILLS_NOTHING = 5  # a class graded with --canvas-roster, but canvas.csv gives no roster row a score
 
 
 def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
@@ -99,16 +100,13 @@ def _single_results_path(out: Path, submission: Path) -> tuple[Path, str]:
     return path, file_digest
 
 
-def _written_files(out: Path, canvas: bool) -> list[str]:
-    """What the batch wrote, for the TA to open: only what exists (a lab has no written answers), and the
-    Canvas files only when this run wrote them (an earlier run's may be there)."""
-    names = [("gradebook", "grades.csv"), ("summary chart", "summary.png"), ("written answers", "written"),
-             ("named mistakes", "mistakes.csv"), ("mistakes chart", "mistakes.png"), ("integrity", "report.html"),
-             ("TA adjustments", "adjustments.csv")]
-    if canvas:
-        names += [("Canvas import", "canvas.csv"), ("students with no grade", "canvas-missing.csv"),
-                  ("students not in the roster", "canvas-unmatched.csv")]
-    return [f"{label}: {out / name}" for label, name in names if (out / name).exists()]
+def _written_files(out: Path, written: list[str]) -> list[str]:
+    """What this run wrote, for the TA to open (never a file an earlier run left: Gradebook.written)."""
+    labels = {"grades.csv": "gradebook", "summary.png": "summary chart", "written": "written answers",
+              "mistakes.csv": "named mistakes", "mistakes.png": "mistakes chart", "report.html": "integrity",
+              "adjustments.csv": "TA adjustments", "canvas.csv": "Canvas import",
+              "canvas-missing.csv": "students with no grade", "canvas-unmatched.csv": "students not in the roster"}
+    return [f"{label}: {out / name}" for name, label in labels.items() if name in written]
 
 
 def _terminated(signum, frame):
@@ -228,7 +226,7 @@ def _canvas(args) -> dict | None:
 
 
 def _grade_class(request: GradeRequest) -> int:
-    options = BatchOptions(jobs=request.jobs, force=request.force, plan=request.plan, progress=sys.stderr.isatty(),
+    options = BatchOptions(jobs=request.jobs, force=request.force, plan=request.plan, progress=True,
                            canvas=request.canvas, cluster=request.cluster, limits=request.limits,
                            kernel_image=request.kernel_image)
     report = run_batch(plan_batch(request.submission, request.autograder, request.out, options))
@@ -242,7 +240,7 @@ def _grade_class(request: GradeRequest) -> int:
     retry = f", {report.not_graded} left without a grade (listed below; the next run retries them)" if report.not_graded else ""
     say(f"{report.total} submissions: {report.graded} graded{retry}, {report.skipped} unchanged since the last run{meanwhile} "
         f"(kernels: {plan.mode})")
-    say("; ".join(_written_files(out, request.canvas is not None)))
+    say("; ".join(_written_files(out, report.book.written)))
     if report.not_submissions:
         say(f"not graded: {', '.join(report.not_submissions)}")
     if report.kernel_start and (report.graded or report.not_graded):  # a run that graded nothing started no kernel
@@ -256,6 +254,12 @@ def _grade_class(request: GradeRequest) -> int:
             "and why): mend or delete them and run again", file=sys.stderr)
     if report.book.holds_back_import:
         return UNAPPLIED_ADJUSTMENTS
+    if report.book.canvas_filled == 0:
+        say("attn-ref grade: canvas.csv gives no student of the roster a score: no submission matched a roster row "
+            "(by SID or email; canvas-unmatched.csv says why for each). Check that --canvas-roster is this course's "
+            "gradebook export and that the class is Gradescope's export (its metadata names the students), not "
+            "folders without names", file=sys.stderr)
+        return CANVAS_FILLS_NOTHING
     return 0
 
 

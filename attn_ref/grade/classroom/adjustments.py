@@ -15,7 +15,9 @@ One row per change, applied from the top down::
 - question: one of grades.csv's question columns (c3, q4, q1_written).
 - line: optional, one line of it (a probe of a task, an answer of a question: report.html and mistakes.csv
   name them). The change concerns that line (points: at most the line's), and waits on it: a new zip
-  without that line leaves the row unapplied, listed.
+  without that line leaves the row unapplied, listed. A task's line follows its result: a +points row applies
+  only while the line fails (it gives back at most what the line lost), a -points row only while the line
+  passes; otherwise the row is held, listed as not applied with why, and canvas.csv is still written.
 - points: a change (+1, -0.5), or score: the question's new score (0 to its points); exactly one.
 - reason and who: required (report.html shows who changed what and why); when: as typed.
 
@@ -60,11 +62,13 @@ class Problem(str, Enum):
     NO_STUDENT = "no such student"  # no student of this class has its SID or email, or several submissions do
     OUT_OF_RANGE = "past the question's points"  # the question's score would leave 0 to its points (its automatic score moved?)
     NO_GRADE = "no grade"  # its submission has no grade yet: applied once it has one
+    LINE_MOVED = "its line no longer asks it"  # a +points line now passes (or a -points line fails): held, not lost
 
     @property
     def holds_back_import(self) -> bool:
-        """Whether canvas.csv waits until it is mended: every problem but a submission not graded yet."""
-        return self is not Problem.NO_GRADE
+        """Whether canvas.csv waits until it is mended: a row that is wrong, never one waiting on a grade or on its
+        line (one student fixing a line never stops the class's import)."""
+        return self not in (Problem.NO_GRADE, Problem.LINE_MOVED)
 
 
 @dataclass(frozen=True)
@@ -386,6 +390,8 @@ class _Ledger:
         self.seen[repeat] = row.number
         if not g.has_grade:
             return self.refuse(row, Problem.NO_GRADE, f"its submission has no grade yet ({g.status}): applied once it has one", key)
+        if why := _line_moved(row, target, g):
+            return self.refuse(row, Problem.LINE_MOVED, why, key)
         before = self.current.get((key, target.question), _base(g, target.question))
         after = round(row.score if row.score is not None else before + row.points, 6)
         top = _maximum(g, target.question, self.book)
@@ -394,6 +400,23 @@ class _Ledger:
                                f"{before:g} now): a regrade may give these points already; change or delete the row", key)
         self.current[(key, target.question)] = after
         self.result.applied.append(Applied(row, key, target.question, before, after))
+
+
+def _line_moved(row: Row, target: _Target, g) -> str:
+    """Why a task line's row no longer applies ("": it does, or its line's result is not recorded), from the
+    submission's own line: +points while it fails, -points while it passes."""
+    if not target.line or row.points is None:
+        return ""
+    passed = next((p.passed for p in g.results.probes if (p.task, p.probe) == (target.question, target.line)
+                   and p.passed is not None), None)
+    if passed is None:
+        return ""
+    if row.points > 0 and passed:
+        return (f"the line {target.line!r} now passes, so these points are its own (a resubmission fixed it); "
+                "the row is held while it passes")
+    if row.points < 0 and not passed:
+        return f"the line {target.line!r} now fails, so it earns nothing to take away; the row is held while it fails"
+    return ""
 
 
 def apply_adjustments(path: Path, book) -> Adjustments:

@@ -9,6 +9,7 @@ import contextlib
 import fcntl
 import os
 import signal
+import sys
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ import attn_ref
 
 from ..checks_json import Checks
 from ..core import make_job, prepare, warm_up
+from ..inkernel.text import cap
 from ..inkernel.wire import Status
 from ..intake import submission as submission_files
 from ..isolation.sandbox import SandboxPlan
@@ -206,7 +208,7 @@ class BatchRun:
         self.graded, self.not_graded, self.interrupted, self.stop_requested = 0, 0, False, False
         self.by_another_run = 0  # found graded by another run on the same folder when its turn came
         self.again: list[Job] = []  # ran out of time beside others: graded again alone after the parallel pass
-        self.advance = lambda failed: None
+        self.advance = lambda sub, results: None
 
     def jobs(self) -> list[Job]:
         """The jobs to run; a submission with nothing to run (the export lists a folder it lacks) gets its
@@ -252,7 +254,7 @@ class BatchRun:
             self.graded += 1
         else:
             self.not_graded += 1
-        self.advance((results.status or Status.OK.value) != Status.OK.value)
+        self.advance(sub, results)
 
     def prepare(self, job: Job) -> Admission:
         if self.stop_requested:  # the interrupt Python swallowed (see _latched_interrupts): nothing new starts
@@ -327,18 +329,33 @@ def _failed(checks: Checks, plan: SandboxPlan, reason: str, fault: Outcome) -> R
 
 @contextlib.contextmanager
 def _progress(enabled: bool, total: int, already: int):
+    """advance(submission, its results) once per submission graded: rich's bar on a terminal; off one (a log,
+    nohup, CI), a plain line each on stderr, so that a long run is never silent until it ends."""
     if not enabled:
-        yield lambda failed: None
+        yield lambda sub, results: None
+        return
+    count = {"done": already, "failed": 0}
+
+    def failed(results: Results) -> bool:
+        return (results.status or Status.OK.value) != Status.OK.value
+
+    if not sys.stderr.isatty():
+        def line(sub, results: Results) -> None:
+            count["done"] += 1
+            score = f"{results.score:g} / {results.max_score:g}" if results.has_grade else "no grade"
+            print(f"graded {count['done']} of {total}: {sub.file_name}: {score} ({cap(results.status, 200)})",
+                  file=sys.stderr, flush=True)
+
+        yield line
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     with Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]} failed"),
                   TimeRemainingColumn()) as bar:
         task = bar.add_task("grading", total=total, completed=already, failed=0)
-        count = {"failed": 0}
 
-        def advance(failed: bool):
-            count["failed"] += failed
+        def advance(sub, results: Results):
+            count["failed"] += failed(results)
             bar.update(task, advance=1, failed=count["failed"])
 
         yield advance

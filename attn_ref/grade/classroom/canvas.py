@@ -225,6 +225,7 @@ def write_canvas(out: Path, book, roster: Path, assignment: str | None = None, l
     rows = [["Points Possible", "", "", "", "", points]]
     rows += [[row[k] for k in ROSTER_FIELDS] + [scores.get(i)] for i, row in enumerate(roster_rows) if i not in refused]
     write_csv(out / "canvas.csv", [*ROSTER_FIELDS, column], rows)
+    book.canvas_filled = sum(score is not None for score in scores.values())
     absent = [i for i in range(len(roster_rows)) if i not in claims and i not in refused]
     if absent:
         book.notes.append(_no_submission_note([roster_rows[i] for i in absent],

@@ -7,19 +7,18 @@ import hashlib
 import os
 import re
 import unicodedata
-import zipfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..inkernel.text import plain_text
-from ..intake import ExportError, metadata
+from ..intake import ExportError, metadata, zips
 from ..intake.metadata import ExportEntry
 from ..intake.submission import MAX_ZIP, files, is_notebook_or_zip
 from ..owned import private_folder
 from ..results import Outcome
 from ..scoring.autograder import AutograderError
-from .unpack import METADATA, hash_into, unpack_export
+from .unpack import MAX_EXPORT_MEMBERS, METADATA, export_prefix, hash_into, unpack_export
 
 
 @dataclass(frozen=True)
@@ -105,19 +104,42 @@ def _unique(name: str, seen: set[str]) -> str:
     results/ada.json there)."""
     key = _safe(name)
     if key.casefold() in seen:
-        key = f"{key}-{hashlib.sha256(os.fsencode(name)).hexdigest()[:8]}"
+        key = f"{key}-{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
     while key.casefold() in seen:
         key += "_"
     seen.add(key.casefold())
     return key
 
 
+def export_folder(path: Path) -> Path | None:
+    """The folder of an unpacked export that holds its metadata, by unpack.export_prefix's rule (the folder
+    itself, or its one top folder), or None: a folder with a notebook at its top is one submission."""
+    try:
+        paths = _entries(path)
+        tops = [p for p in paths if not p[0].startswith(".") and p[0] != "__MACOSX"]
+        if len(tops) == 1 and (path / tops[0][0]).is_dir() and not (path / tops[0][0]).is_symlink():
+            paths += [(tops[0][0], *inner) for inner in _entries(path / tops[0][0])]
+    except OSError:
+        return None
+    prefix = export_prefix(paths)
+    return None if prefix is None else path.joinpath(*prefix)
+
+
+def _entries(folder: Path) -> list[tuple[str, ...]]:
+    """A folder's entries as one-part paths; links left out but the metadata's (told apart where it is read)."""
+    return [(e.name,) for e in folder.iterdir() if not e.is_symlink() or e.name == METADATA]
+
+
 def is_gradescope_export(path: Path) -> bool:
     if path.is_dir():
-        return (path / METADATA).is_file()
-    if path.suffix.lower() == ".zip" and zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as archive:
-            return any(Path(n).name == METADATA for n in archive.namelist())
+        return export_folder(path) is not None
+    if path.suffix.lower() == ".zip" and path.is_file():
+        try:
+            archive = zips.open_checked(path, path.name, AutograderError, MAX_EXPORT_MEMBERS, overlap=False)
+        except AutograderError:  # not a zip that could be an export: one submission, whose grading says why
+            return False
+        with archive:
+            return export_prefix([zips.loose_parts(m) for m in archive.infolist() if not m.is_dir()]) is not None
     return False
 
 
@@ -146,8 +168,14 @@ def _metadata(path: Path) -> list[ExportEntry]:
 
 
 def _folder_name(name) -> bool:
-    """Whether an export's key names a folder inside it: one plain path part, never absolute nor "..". """
-    return isinstance(name, str) and name not in ("", ".", "..") and not any(c in name for c in "/\\\0")
+    """Whether an export's key names a folder inside it: one plain path part the system takes (at most 255 bytes),
+    never absolute nor ".."."""
+    if not isinstance(name, str) or name in ("", ".", "..") or any(c in name for c in "/\\\0"):
+        return False
+    try:
+        return len(os.fsencode(name)) <= 255
+    except UnicodeError:  # a lone surrogate no file name holds
+        return False
 
 
 def _from_export(path: Path, refused: dict[str, str]) -> list[Submission]:
@@ -181,11 +209,19 @@ def _from_export(path: Path, refused: dict[str, str]) -> list[Submission]:
     return label(found)
 
 
-def discover(path: Path, out: Path) -> list[Submission]:
-    path, refused = Path(path), {}
+def _export_root(path: Path, out: Path) -> tuple[Path, dict[str, str]]:
+    """Where an export's metadata lies (a zip unpacked under ``out``/.export, or the one top folder of a folder),
+    with the submissions its unpacking refused; ``path`` itself for anything else."""
     if path.is_file() and is_gradescope_export(path):
-        unpacked = unpack_export(path, private_folder(Path(out) / ".export"))
-        path, refused = unpacked.folder, unpacked.refused
+        unpacked = unpack_export(path, private_folder(out / ".export"))
+        return unpacked.folder, unpacked.refused
+    if path.is_dir() and (inside := export_folder(path)) is not None:
+        return inside, {}
+    return path, {}
+
+
+def discover(path: Path, out: Path) -> list[Submission]:
+    path, refused = _export_root(Path(path), Path(out))
     if (path / METADATA).is_file() and not (path / METADATA).is_symlink():
         return _from_export(path, refused)
     if (path / METADATA).exists() or (path / METADATA).is_symlink():
@@ -237,7 +273,7 @@ def skipped(path: Path, own: frozenset[Path] = frozenset()) -> list[str]:
     (.ipynb_checkpoints) and hidden files of other kinds (.DS_Store) are a computer's, not a student's, and ``own``
     (the run's --out, or what it writes there, where that is inside the class folder) the run's: not listed."""
     path = Path(path)
-    if not path.is_dir() or (path / METADATA).is_file():
+    if not path.is_dir() or export_folder(path) is not None:
         return []
     entries = [e for e in path.iterdir() if e.absolute() not in own]
     inside = [e for folder in entries if folder.is_dir() and not folder.is_symlink() and has_notebook(folder)

@@ -83,6 +83,8 @@ class Gradebook:
     notes: list[str] = field(default_factory=list)  # what the run chose or left out, printed with the summary
     adjustments: adjusting.Adjustments | None = None  # what the run made of adjustments.csv (None: not read)
     unreadable_sheet: str = ""  # why written/scores.csv cannot be read ("" when it can): no score of it is taken
+    written: list[str] = field(default_factory=list)  # the files this run wrote (names under --out), in order
+    canvas_filled: int | None = None  # the roster rows canvas.csv gives a score (None: no canvas.csv written)
 
     @property
     def holds_back_import(self) -> bool:
@@ -210,23 +212,40 @@ def write_gradebook(out: Path, subs: list[Submission], checks: Checks, canvas: d
         if checks.written:
             write_written_pages(out / "written", book)
             book.warnings += merge_written_scores(out / "written", book)
+            book.written.append("written")
         adjusting.write_template(out / adjusting.FILE)
         book.adjustments = adjusting.apply_adjustments(out / adjusting.FILE, book)  # after the written scores: they adjust those too
         write_csv(out / "grades.csv", grades_fields(book), book.rows)
+        book.written += ["grades.csv", adjusting.FILE]
         plots = beside(lambda: write_plots(out, book), "attn-ref plots")  # drawn beside the report's similarity measures
         if checks.functions:
             write_mistakes_csv(out, book)
-        from .report import write_report
-
-        try:
-            write_report(out / "report.html", book)
-        except Exception as err:  # noqa: BLE001 - grades.csv is written; the report is for reading
-            book.warnings.append(f"report.html could not be written ({type(err).__name__}: {str(err)[:200]})")
+            book.written.append("mistakes.csv")
+        _write_report(out, book)
         if not plots():
             write_plots(out, book)
+        book.written += [name for name in ("summary.png", "mistakes.png") if (out / name).exists()]  # each made or removed
         if canvas:
             book.warnings += _canvas(out, book, canvas)
+            book.written += [n for n in CANVAS_FILES if (out / n).exists()] if not book.holds_back_import else []
     return book
+
+
+CANVAS_FILES = ("canvas.csv", "canvas-missing.csv", "canvas-unmatched.csv")
+
+
+def _write_report(out: Path, book: Gradebook) -> None:
+    """report.html, written whole (write_private) or not at all: an earlier run's is removed, with a warning,
+    where this run's cannot be written (a TA must never read last week's page as this run's)."""
+    from .report import write_report
+
+    try:
+        write_report(out / "report.html", book)
+        book.written.append("report.html")
+    except Exception as err:  # noqa: BLE001 - grades.csv is written; the report is for reading
+        (out / "report.html").unlink(missing_ok=True)
+        book.warnings.append(f"report.html could not be written ({type(err).__name__}: {str(err)[:200]}); "
+                             "an earlier run's report.html was removed")
 
 
 def write_plots(out: Path, book: Gradebook) -> None:
@@ -256,7 +275,7 @@ def _canvas(out: Path, book: Gradebook, canvas: dict) -> list[str]:
     import then would publish grades without what a TA granted or typed, so the files of an earlier run are removed
     too (adjustments.py, written_pages.py)."""
     if book.holds_back_import:
-        for name in ("canvas.csv", "canvas-missing.csv", "canvas-unmatched.csv"):
+        for name in CANVAS_FILES:
             (out / name).unlink(missing_ok=True)
         why = "written/scores.csv cannot be read" if book.unreadable_sheet else f"{adjusting.FILE} has rows that cannot be applied"
         return [f"canvas.csv not written: {why} (above)"]

@@ -113,10 +113,12 @@ def write_mistakes_csv(out: Path, book) -> None:
 
 
 def write_mistakes_chart(out: Path, book) -> list[tuple[str, str, int]]:
-    """mistakes.png (where a mistake was named or a failure was not): its rows."""
+    """mistakes.png (where a mistake was named or a failure was not; else an earlier run's is removed): its rows."""
     rows = counts(book)
     if rows:
         write_private(out / "mistakes.png", _chart(rows, book.checks.assignment))
+    else:
+        (out / "mistakes.png").unlink(missing_ok=True)
     return rows
 
 

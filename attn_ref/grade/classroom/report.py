@@ -11,9 +11,10 @@ Top to bottom, what decides most first (the page has no script; all student text
 * the most similar pairs across all questions: two submissions, the questions where they are over the
   threshold, the highest similarity;
 * per question, the pairs over the threshold, each pair's code folded in <details>, side by side, the shared
-  parts marked. Measured with copydetect (MOSS-style winnowing; made for this) on each submission's own
-  code, only the candidates an index of fingerprints names compared in full (similarity.py): the starter's lines (the signature and docstring of the student notebook's cell, given to everyone)
-  are left out of the matching and shown unmarked;
+  parts marked. Measured with copydetect (MOSS-style winnowing; made for this) on each submission's graded
+  code (graded_code.py: what its graded name is bound to, comments and docstrings out), only the candidates
+  an index of fingerprints names compared in full (similarity.py): the starter's lines (the signature, given
+  to everyone) are left out of the matching and shown unmarked;
 * in full: the scores that differ from Gradescope's, and each student's integrity flags.
 """
 
@@ -25,34 +26,21 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..checks_json import FunctionUnit, Unit
+from ..checks_json import Unit
 from ..inkernel.text import plain_lines
 from ..inkernel.wire import Status
 from ..intake import submission as submission_files
 from ..owned import write_private
 from . import adjustments, mistakes, provenance
+from .graded_code import GradedCode, starter_code
 from .similarity import THRESHOLD, similar_pairs, similarity_pool
 
-MAX_CODE = 20_000  # characters of a unit's code compared: far above any honest answer, and bounds the work
 PAIRS_PER_UNIT = 50  # pairs shown per question: more says "the threshold is too low", not "read them all"
 OVERVIEW_ROWS = 30  # pairs in the overview across questions
 SUMMARY_ROWS = 8  # differing scores in the summary (the rest in the full list): the summary stays above the fold
 SUMMARY_NAMES = 5  # names per line of the summary
 UNIT_CODE_BYTES = 200_000  # a question's code shown in the page: the pairs after it are counted, not shown
 LIST_ROWS = 200  # rows of the full lists (differing scores, flags): the page stays a few MB whatever the class
-
-
-def unit_code(nb, unit: Unit) -> str:
-    r"""The code a submission wrote for one unit: the cell(s) defining its function or assigning its answers.
-
-    Patterns match within a line only (``[ \t]``, never ``\s``): ``^\s*`` across a cell of blank lines is
-    quadratic, and a submission chooses its cells."""
-    if isinstance(unit, FunctionUnit):
-        pattern = re.compile(rf"^[ \t]*def[ \t]+{re.escape(unit.function)}[ \t]*\(", re.M)
-    else:
-        names = "|".join(re.escape(a.name) for a in unit.answers)
-        pattern = re.compile(rf"^[ \t]*({names})[ \t]*=", re.M)
-    return "\n\n".join(c.source for c in nb.cells if c.cell_type == "code" and pattern.search(c.source))[:MAX_CODE]
 
 
 # ---- the page -------------------------------------------------------------------------------------------
@@ -94,6 +82,7 @@ class Measured:
     unit: Unit
     pairs: list[tuple]  # similar_pairs' tuples
     error: str = ""  # why it was not measured
+    not_compared: tuple[str, ...] = ()  # submissions whose notebook could not be read: compared with no one
 
 
 def measure(book) -> list[Measured]:
@@ -101,11 +90,13 @@ def measure(book) -> list[Measured]:
     the class fingerprinted on a pool of processes where it is large (similarity_pool)."""
     units = book.checks.units
     codes: dict[str, dict[str, str]] = {u.name: {} for u in units}  # the code alone is kept, never a notebook
+    unread = []
     for g in book.graded:
         try:
-            nb = submission_files.load(g.sub.path)[0]
-            found = {u.name: unit_code(nb, u) for u in units}
+            graded = GradedCode(submission_files.load(g.sub.path)[0])
+            found = {u.name: graded.of(u) for u in units}
         except Exception:  # noqa: BLE001 - unreadable: nothing to compare (its row in grades.csv says why)
+            unread.append(g.sub.key)
             continue
         for name, code in found.items():
             codes[name][g.sub.key] = code
@@ -113,10 +104,10 @@ def measure(book) -> list[Measured]:
     with similarity_pool(len(next(iter(codes.values()), {}))) as pool:
         for unit in units:
             try:
-                measured.append(Measured(unit, similar_pairs(codes[unit.name], unit.starter, marked=PAIRS_PER_UNIT,
-                                                             pool=pool)))
+                pairs = similar_pairs(codes[unit.name], starter_code(unit), marked=PAIRS_PER_UNIT, pool=pool)
+                measured.append(Measured(unit, pairs, not_compared=tuple(unread)))
             except Exception as err:  # noqa: BLE001 - the report is for reading; the gradebook never waits on it
-                measured.append(Measured(unit, [], f"{type(err).__name__}: {str(err)[:200]}"))
+                measured.append(Measured(unit, [], f"{type(err).__name__}: {str(err)[:200]}", tuple(unread)))
     return measured
 
 
@@ -237,6 +228,9 @@ def _units_section(book, measured: list[Measured]) -> str:
     parts = [f'<section id="questions"><h2>Code similarity per question</h2><p class="note">copydetect; pairs at '
              f"{THRESHOLD:.0%} or more, each folded: open it for the code side by side, <mark>shared code</mark> marked, "
              "<span class='starter'>the starter's lines</span> (given to everyone) neither compared nor marked.</p>"]
+    if unread := (measured[0].not_compared if measured else ()):
+        parts.append(f"<p>Not compared ({len(unread)}: their notebook could not be read; grades.csv says why): "
+                     f"{_names([who.get(k, k) for k in unread])}.</p>")
     for m in measured:
         name, title = html.escape(m.unit.name), html.escape(m.unit.title)
         if m.error:

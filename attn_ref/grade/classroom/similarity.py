@@ -364,6 +364,26 @@ class FingerprintIndex:
         return best
 
 
+def flagged_pairs(compact: dict[str, Compact], threshold: float) -> list[tuple[str, str, float]]:
+    """(key a, key b, similarity), a < b, of every pair over the threshold. Submissions whose fingerprints are the
+    same (the common case for a short function: copydetect reads names as V and drops comments, so one way of
+    writing it is one fingerprint, whoever wrote it) are indexed once: a pair's similarity is a function of the
+    two fingerprints alone, so each pair of fingerprints is measured once and stands for every pair of their
+    submissions, and a fingerprint's own submissions are as similar to each other as it is to itself."""
+    groups: dict[tuple[bytes, bytes, bytes], list[str]] = {}
+    for key in sorted(compact):
+        c = compact[key]
+        groups.setdefault((c.hashes.tobytes(), c.positions.tobytes(), c.local.tobytes()), []).append(key)
+    members = list(groups.values())  # each sorted, as the keys were
+    index = FingerprintIndex([compact[group[0]] for group in members], NOISE)
+    found = [(min(a, b), max(a, b), share) for (i, j), share in index.flagged(threshold).items()
+             for a in members[i] for b in members[j]]
+    for i, group in enumerate(members):
+        if len(group) > 1 and len(index.spots[i][0]) and (share := float(index.shares(i, np.array([i]))[0])) >= threshold:
+            found += [(a, b, share) for a, b in combinations(group, 2)]
+    return found
+
+
 def similar_pairs(codes: dict[str, str], starter: str, threshold: float = THRESHOLD, marked: int | None = None,
                   pool=None) -> list[tuple]:
     """(key a, key b, similarity, marked code a, marked code b) for every pair whose similarity reaches the
@@ -371,15 +391,13 @@ def similar_pairs(codes: dict[str, str], starter: str, threshold: float = THRESH
     ``marked`` pairs (all where None) carry their marked code, from copydetect's own comparison; the rest carry
     None for both. ``pool``: processes to fingerprint on (``similarity_pool``), or None to work here.
 
-    Cost: the class once (fingerprints, on the pool; the index), then per submission its candidates
-    (``FingerprintIndex.candidates``), each checked on arrays; copydetect compares only the pairs it marks."""
+    Cost: the class once (fingerprints, on the pool; the index of its distinct fingerprints), then per distinct
+    fingerprint its candidates (``FingerprintIndex.candidates``), each checked on arrays (``flagged_pairs``);
+    copydetect compares only the pairs it marks."""
     if threshold <= 0:  # every pair reaches it, even one that shares nothing
         prints = fingerprinted(codes, starter)
         return most_similar_first([compared(prints, a, b, threshold) for a, b in combinations(sorted(prints), 2)])
-    compact = _compact_class(codes, starter, pool)
-    keys = sorted(compact)
-    found = most_similar_first([(keys[i], keys[j], share) for (i, j), share in
-                                FingerprintIndex([compact[key] for key in keys], NOISE).flagged(threshold).items()])
+    found = most_similar_first(flagged_pairs(_compact_class(codes, starter, pool), threshold))
     shown = found if marked is None else found[:marked]
     prints = fingerprinted({key: codes[key] for pair in shown for key in pair[:2]}, starter)
     # copydetect's similarity of a pair is the index's (the same whole numbers, the same division): the order stands

@@ -34,9 +34,9 @@ MAX_MEMBER = MAX_NOTEBOOK  # one file of a submission (a notebook, a PDF of writ
 MAX_SUBMISSION = 4 * MAX_NOTEBOOK  # one submission's files together
 MAX_SUBMISSION_FILES = MAX_FOLDER_ENTRIES
 MAX_EXPORT = 32 << 30  # the whole export, inflated
-MAX_EXPORT_MEMBERS = 500_000
+MAX_EXPORT_MEMBERS = 100_000  # a class of 1,000 exports a few thousand
 CHUNK = zips.CHUNK
-DONE = ".complete"  # written last, with the refused submissions' reasons (JSON)
+DONE = ".complete"  # <hash>.complete, written last beside <hash>/, with the refused submissions' reasons (JSON)
 
 
 @dataclass
@@ -65,12 +65,30 @@ def _parts(member: zipfile.ZipInfo) -> tuple[str, ...] | None:
     return zips.parts(member)
 
 
+def export_prefix(paths: list[tuple[str, ...]]) -> tuple[str, ...] | None:
+    """Where an export's metadata is, from the paths of what it holds (each as its parts), or None for what is not
+    an export. A class is never decided by what a student controls: a notebook at the top (what grader.export()
+    makes) is one submission, whatever else it holds; otherwise the metadata file is at the top, or inside the one
+    top folder (the zip Gradescope gives, unpacked as it is). Hidden entries and macOS's __MACOSX are not looked
+    at."""
+    visible = [p for p in paths if p and not any(part.startswith(".") or part == "__MACOSX" for part in p)]
+    tops = {p[0] for p in visible}
+    for top in [()] + ([(tops.pop(),)] if len(tops) == 1 else []):
+        inside = [p[len(top):] for p in visible if p[:len(top)] == top and len(p) > len(top)]
+        if any(len(p) == 1 and p[0].lower().endswith(".ipynb") for p in inside):
+            return None  # a submission's notebook at its top
+        if (METADATA,) in inside:
+            return top
+    return None
+
+
 def _metadata_prefix(members: list[zipfile.ZipInfo]) -> tuple[str, ...]:
-    """The parts of the folder holding submission_metadata.yml (the shallowest one)."""
-    found = [parts[:-1] for m in members if not m.is_dir() and (parts := _parts(m)) and parts[-1] == METADATA]
-    if not found:
-        raise AutograderError(f"no {METADATA} file in the export")
-    return min(found, key=len)
+    """The parts of the folder holding the export's submission_metadata.yml (export_prefix)."""
+    prefix = export_prefix([zips.loose_parts(m) for m in members if not m.is_dir()])
+    if prefix is None:
+        raise AutograderError(f"no {METADATA} at the top of the export or inside its one top folder (or a notebook "
+                              "at its top: one submission, not a class)")
+    return prefix
 
 
 def _too_big(member: zipfile.ZipInfo) -> str:
@@ -90,22 +108,34 @@ def _plan(archive: zipfile.ZipFile) -> tuple[tuple[str, ...], dict[str, list], d
     total = sum(m.file_size for m in members)
     if total > MAX_EXPORT:
         raise AutograderError(f"the export is {total >> 30} GB unpacked; at most {MAX_EXPORT >> 30} GB are unpacked")
-    if shared := zips.overlapping(archive):
-        raise AutograderError(f"the export is not a valid zip: its member {shared} overlaps another's data (a crafted "
-                              "zip); download the export from Gradescope again")
     prefix = _metadata_prefix(members)
-    by_folder: dict[str, list] = {}
-    for member in members:
-        parts = _parts(member)
-        if parts is None or parts[:len(prefix)] != prefix or len(parts) == len(prefix):
-            continue
-        rest = parts[len(prefix):]
-        folder = rest[0] if len(rest) > 1 else ""
-        by_folder.setdefault(folder, []).append((member, rest))
+    by_folder, never_written = _by_folder(members, prefix)
     files = {folder: [m for m, _ in found if not m.is_dir()] for folder, found in by_folder.items()}
     _bound_metadata(files.pop("", []))  # the export's own files: its metadata, bounded on its own
     refused = {folder: why for folder, found in files.items() if (why := _why_refused(found))}
+    refused |= {folder: "its files are links or paths that leave its folder, which are never written"
+                for folder in never_written if not files.get(folder) and not folder.startswith((".", "__MACOSX"))}
     return prefix, by_folder, refused
+
+
+def _by_folder(members: list[zipfile.ZipInfo], prefix: tuple[str, ...]) -> tuple[dict[str, list], set[str]]:
+    """The members under the export's folder, per submission folder ("" for the folder's own files), each with its
+    path there; and the submission folders holding a member that is never written (a link, one that leaves)."""
+    by_folder: dict[str, list] = {}
+    never_written = set()
+    for member in members:
+        loose, parts = zips.loose_parts(member), _parts(member)
+        if loose[:len(prefix)] != prefix or len(loose) == len(prefix):
+            continue  # outside the export's folder, or that folder itself
+        if parts is None or parts[:len(prefix)] != prefix or len(parts) == len(prefix):
+            if len(loose) > len(prefix) + 1:  # inside a submission's folder: a link, "..", an odd name
+                never_written.add(loose[len(prefix)])
+            continue
+        rest = parts[len(prefix):]
+        folder = rest[0] if len(rest) > 1 else ""
+        if not folder.startswith((".", "__MACOSX")):  # a hidden folder is no submission (and never written)
+            by_folder.setdefault(folder, []).append((member, rest))
+    return by_folder, never_written
 
 
 def _bound_metadata(files: list[zipfile.ZipInfo]) -> None:
@@ -149,12 +179,8 @@ def unpack_export(path: Path, into: Path) -> Unpacked:
     """The export zip ``path`` unpacked once under ``into``/<its hash>/ (kept for regrades, with the reasons
     its refused submissions were left out; a half-written one is made again)."""
     target = Path(into) / file_hash(path)[:16]
-    done = target / DONE
-    try:
-        archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as err:
-        raise AutograderError(f"{path} is not a readable zip ({err})") from None
-    with archive:
+    done = target.with_name(target.name + DONE)  # beside the unpacked tree, which no member can name
+    with zips.open_checked(path, str(path), AutograderError, MAX_EXPORT_MEMBERS) as archive:
         prefix, by_folder, refused = _plan(archive)
         if done.exists():
             refused = _read_refused(done)

@@ -12,6 +12,7 @@ it; a plain loader kept the last, and a submission listed twice lost its first s
 from __future__ import annotations
 
 import json
+import math
 import resource
 import subprocess
 import sys
@@ -30,6 +31,7 @@ MAX_TESTS = 500  # of one submission's results in the export
 MEMORY = 4 << 30  # the child's address space: ~15x the largest honest file's size
 SECONDS = 300  # the child's CPU and wall time
 MAX_DEPTH = 200  # nesting the child reads; an export's entries nest 5 deep
+MAX_PRINTED = 16 << 20  # what the child prints, in all: ~300 bytes a submission (YAML aliases multiply entries)
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,8 @@ def _entry(raw: dict) -> ExportEntry:
     students = [{k: _text(s.get(k)) for k in ("name", "sid", "email")}
                 for s in raw.get("students", []) if isinstance(s, dict)][:MAX_SUBMITTERS]
     tests = raw.get("tests") if isinstance(raw.get("tests"), dict) else {}
-    return ExportEntry(_text(raw.get("folder"), 10_000), students, _number(raw.get("score")),
+    folder = raw.get("folder")  # as the file names it (its folder on disk); made plain where it is shown
+    return ExportEntry(folder[:10_000] if isinstance(folder, str) else "", students, _number(raw.get("score")),
                        {_text(k): _number(v) for k, v in list(tests.items())[:MAX_TESTS]},
                        _text(raw.get("problem"), 1_000), _text(raw.get("too_many"), 1_000))
 
@@ -88,10 +91,12 @@ def _text(value, limit: int = MAX_FIELD) -> str:
 
 
 def _number(value) -> float | None:
+    """A finite number, or None ("nan" and "1e999" are no score)."""
     try:
-        return float(value)
+        number = float(value)
     except (TypeError, ValueError):
         return None
+    return number if math.isfinite(number) else None
 
 
 # ---- the child: the only code that holds the YAML ---------------------------------------------------------
@@ -199,8 +204,16 @@ def _child(path: str) -> dict:
     return _reduced(found)
 
 
+def _printed(found: dict) -> str:
+    text = json.dumps(found)
+    if len(text) > MAX_PRINTED:  # aliases: one list of submitters named by every entry is read once per entry
+        return json.dumps({"error": f"its entries come to more than {MAX_PRINTED >> 20} MB once read (a list named "
+                                    "again and again through YAML aliases?)"})
+    return text
+
+
 if __name__ == "__main__":
     try:
-        print(json.dumps(_child(sys.argv[1])))
+        print(_printed(_child(sys.argv[1])))
     except MemoryError:
         print(json.dumps({"error": f"reading it took more than {MEMORY >> 30} GB"}))

@@ -31,7 +31,9 @@ MAX_CODE = 1 << 20  # characters of the code cells together
 MAX_TEXT = 8 << 20  # bytes of every cell's source together, as the file holds them
 KINDS = ("code", "markdown", "raw")
 
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)  # a JSON string, escapes included, matched linearly
+# a JSON string, escapes included; one left open runs to the end of the file (else every quote after it starts a
+# new try to the end: a 40 KB file of \" took seconds, quadratic)
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*("|\Z)', re.S)  # group 1: its closing quote ("" if none)
 _NOT_BRACKET = bytes(sorted(set(range(256)) - set(b"[]{}")))
 
 
@@ -106,7 +108,11 @@ def _long_strings(data: bytes, where: str) -> list[tuple[int, int]]:
     strings and stops at the first bound passed: memory stays flat and the time is bounded by MAX_VALUES."""
     spans, values, depth, deepest, start = [], 1, 0, 0, 0
     for match in _STRING.finditer(data):
-        depth, deepest, values = _bounded(data, start, match.start(), depth, deepest, values, where)
+        # the string itself counts (a file of adjacent strings has no separator to count)
+        depth, deepest, values = _bounded(data, start, match.start(), depth, deepest, values + 1, where)
+        if not match.group(1):
+            raise SubmissionError(f"{where} is not a readable Jupyter notebook (not valid JSON: a string never ends); "
+                                  "open it in Jupyter, save it and submit again")
         if match.end() - match.start() > LONG:
             spans.append(match.span())
         start = match.end()
@@ -116,12 +122,13 @@ def _long_strings(data: bytes, where: str) -> list[tuple[int, int]]:
 
 def _bounded(data: bytes, start: int, end: int, depth: int, deepest: int, values: int, where: str):
     """(depth, deepest, values) once data[start:end], a stretch between strings, is counted; raises past a bound."""
-    values += sum(data.count(c, start, end) for c in (b",", b":", b"[", b"{"))
+    if end > start:
+        values += sum(data.count(c, start, end) for c in (b",", b":", b"[", b"{"))
     if values > MAX_VALUES:  # first: the brackets _nesting may read one by one are then at most MAX_VALUES
         raise SubmissionError(f"{where} holds more than {MAX_VALUES:,} values (each line of a cell or of an output "
                               "is one); a notebook holds a few thousand: clear large outputs, remove what you do not "
                               "need and submit again")
-    depth, deepest = _nesting(data, start, end, depth, deepest)
+    depth, deepest = _nesting(data, start, end, depth, deepest) if end > start else (depth, deepest)
     if deepest > MAX_DEPTH:
         raise SubmissionError(f"{where} nests more than {MAX_DEPTH} levels deep; a notebook nests a few (clear its "
                               "outputs and metadata, or download it again and copy your code in)")
@@ -169,12 +176,22 @@ class _Strings:
             return end - start
         return len(value) if isinstance(value, str) else 0
 
-    def text(self, value):
-        """A parsed value with a marker replaced by its string from the file; any other value as it is."""
-        if self.is_long(value):
-            start, end = self.spans[int(value[len(self.tag):])]
+    def text(self, value, where: str):
+        """A parsed value with a marker replaced by its string from the file (SubmissionError where that string
+        is not valid JSON, as the parse would have said); any other value as it is."""
+        if not self.is_long(value):
+            return value
+        start, end = self.spans[int(value[len(self.tag):])]
+        try:
             return json.loads(self.data[start:end])
-        return value
+        except ValueError as err:  # JSONDecodeError and UnicodeDecodeError
+            what = "not UTF-8 text" if isinstance(err, UnicodeDecodeError) else "not valid JSON"
+            raise SubmissionError(f"{where} is not a readable Jupyter notebook ({what}); open it in Jupyter, save it "
+                                  "and submit again") from None
+
+    def shown(self, value) -> str:
+        """A value the student wrote, as a short plain phrase for a message (_shown), a long string by its size."""
+        return f"a text of {self.size(value)} bytes" if self.is_long(value) else _shown(value)
 
 
 def _typed(raw, where: str, strings: _Strings) -> Notebook:
@@ -189,7 +206,8 @@ def _typed(raw, where: str, strings: _Strings) -> Notebook:
         raise SubmissionError(f"{where} has {len(cells)} cells; at most {MAX_CELLS} are read")
     warnings: list[str] = []
     if raw.get("nbformat") != 4:
-        warnings.append(f"{where} says it is notebook format {_shown(raw.get('nbformat'))}; it was read as format 4")
+        warnings.append(f"{where} says it is notebook format {strings.shown(raw.get('nbformat'))}; it was read as "
+                        "format 4")
     metadata = raw.get("metadata")
     if not isinstance(metadata, dict):
         warnings.append(f"{where}: the notebook's metadata is not a mapping; it was ignored")
@@ -214,15 +232,14 @@ def _cell(cell, position: int, where: str, warnings: list[str], strings: _String
                               "Jupyter, save it and submit again")
     kind = cell.get("cell_type")
     if kind not in KINDS:
-        kind = f"a text of {strings.size(kind)} bytes" if strings.is_long(kind) else kind
-        raise SubmissionError(f"{where}: cell {position} has cell_type {_shown(kind)}; a cell is code, markdown or "
+        raise SubmissionError(f"{where}: cell {position} has cell_type {strings.shown(kind)}; a cell is code, markdown or "
                               "raw (open the notebook in Jupyter, save it and submit again)")
     source = cell.get("source")
-    source = [strings.text(line) for line in source] if isinstance(source, list) else strings.text(source)
+    source = [strings.text(line, where) for line in source] if isinstance(source, list) else strings.text(source, where)
     if isinstance(source, list) and all(isinstance(line, str) for line in source):
         source = "".join(source)
     if not isinstance(source, str):
-        shown = "a list holding more than text" if isinstance(source, list) else _shown(source)
+        shown = "a list holding more than text" if isinstance(source, list) else strings.shown(source)
         raise SubmissionError(f"{where}: cell {position}'s source is {shown}, not text (open the notebook in Jupyter, "
                               "save it and submit again)")
     return Cell(kind, encodable(source), position, _tags(cell.get("metadata"), position, where, warnings, strings))
@@ -233,7 +250,7 @@ def _tags(metadata, position: int, where: str, warnings: list[str], strings: _St
     if tags is None:
         return ()
     if isinstance(tags, list) and all(isinstance(t, str) and not strings.is_long(t) for t in tags):
-        return tuple(tags)
+        return tuple(encodable(t) for t in tags)
     warnings.append(f"{where}: cell {position}'s tags are not a list of text; they were ignored")
     return ()
 
@@ -246,11 +263,10 @@ def _assignment(metadata: dict, where: str, strings: _Strings) -> str | None:
         raise SubmissionError(f"{where}: the notebook's metadata.otter is {_shown(otter)}, not a mapping (it names "
                               "the assignment); download the notebook again and copy your answers in")
     name = otter.get("assignment_name")
-    shown = f"a text of {strings.size(name)} bytes" if strings.is_long(name) else _shown(name)
     if strings.is_long(name) or name is not None and not isinstance(name, str):
-        raise SubmissionError(f"{where}: the notebook's assignment name is {shown}, not the assignment's; download "
-                              "the notebook again and copy your answers in")
-    return name
+        raise SubmissionError(f"{where}: the notebook's assignment name is {strings.shown(name)}, not the "
+                              "assignment's; download the notebook again and copy your answers in")
+    return None if name is None else encodable(name)
 
 
 def _kernel(metadata: dict, where: str, warnings: list[str], strings: _Strings) -> str | None:
@@ -261,7 +277,7 @@ def _kernel(metadata: dict, where: str, warnings: list[str], strings: _Strings) 
     if not isinstance(name, str) or strings.is_long(name):
         warnings.append(f"{where}: the notebook's kernelspec names no kernel; it was ignored")
         return None
-    return name
+    return encodable(name)
 
 
 def _shown(value) -> str:

@@ -36,13 +36,17 @@ def _one(names: list[str], where: str) -> str:
     return names[0]
 
 
+def _is_visible(name: str) -> bool:
+    """Not inside a hidden folder nor macOS's __MACOSX, and not hidden itself."""
+    return not any(p.startswith((".", "__MACOSX")) for p in Path(name).parts)
+
+
 def _is_notebook(name: str) -> bool:
-    parts = Path(name).parts
-    return name.endswith(".ipynb") and not any(p.startswith((".", "__MACOSX")) for p in parts)
+    return name.endswith(".ipynb") and _is_visible(name)
 
 
 def _from_zip(file, where: str) -> tuple[Notebook, str]:
-    with zips.open_checked(file, where, SubmissionError) as archive:
+    with zips.open_checked(file, where, SubmissionError, MAX_ARCHIVE_MEMBERS) as archive:
         members = archive.infolist()
         if len(members) > MAX_ARCHIVE_MEMBERS:
             raise SubmissionError(f"{where} holds more than {MAX_ARCHIVE_MEMBERS} files")
@@ -53,7 +57,9 @@ def _from_zip(file, where: str) -> tuple[Notebook, str]:
         if why := zips.bomb(member):
             raise SubmissionError(f"{where}: {why.removeprefix('its ')}; export it again")
         try:
-            data = b"".join(zips.chunks(archive, member, MAX_NOTEBOOK))
+            data = bytearray()  # grown in place: a list of chunks joined would hold the notebook twice
+            for chunk in zips.chunks(archive, member, MAX_NOTEBOOK):
+                data += chunk
         except ValueError as err:  # inflated past what its sizes allow
             raise SubmissionError(f"{where}: {str(err).removeprefix('its ')}; export it again") from None
         except Exception as err:  # noqa: BLE001 - a bad CRC, a size that lies, encryption, a compression not read here
@@ -68,9 +74,12 @@ def load(path: str | Path) -> tuple[Notebook, str]:
     if path.is_dir():
         entries = _walk(path)
         notebooks = [p for p in entries if p.suffix == ".ipynb" and _is_notebook(str(p.relative_to(path)))]
-        zipped = [p for p in entries if p.suffix == ".zip" and not p.name.startswith(".")]
+        zipped = [p for p in entries if p.suffix == ".zip" and _is_visible(str(p.relative_to(path)))]
         if not notebooks and len(zipped) == 1:
             return _zip_file(zipped[0], zipped[0].name)
+        if not notebooks and len(zipped) > 1:
+            raise SubmissionError(f"several zips and no notebook in the folder {path.name}: "
+                                  f"{', '.join(sorted(p.name for p in zipped)[:5])}; submit exactly one")
         found = _one([str(p.relative_to(path)) for p in notebooks], f"the folder {path.name}")
         return read_notebook(_bounded_read(path / found, MAX_NOTEBOOK), found), Path(found).name
     if not path.exists():

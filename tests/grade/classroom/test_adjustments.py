@@ -356,3 +356,35 @@ def _canvas_scores(out: Path) -> dict[str, str]:
         rows = list(csv.reader(f))
     assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Practice 3.1 (222)"]  # no second column
     return {r[0]: r[5] for r in rows[2:]}
+
+
+def _with_lines(out: Path, key: str, passed: dict[str, bool], version: str = "v1") -> None:
+    """results/<key>.json whose c3 lines are recorded (functions.py's extra_data["probes"]): a line's points when it
+    passes."""
+    points = {MASKED: 2.0, F32: 1.0}
+    c3 = sum(points[line] for line, ok in passed.items() if ok)
+    extra = {"submission": key, "status": "ok", "autograder_version": version, "outcome": "graded",
+             "probes": [{"task": "c3", "probe": line, "passed": ok} for line, ok in passed.items()]}
+    tests = [{"name": "c3: x", "score": c3, "max_score": 3.0}, {"name": "q4: x", "score": 2.0, "max_score": 2.0}]
+    write_results(private_folder(out / "results") / f"{key}.json", {"score": 0, "tests": tests, "extra_data": extra})
+
+
+def test_a_line_adjustment_follows_its_line_and_never_holds_back_the_import(tmp_path):
+    """+2 granted on Ada's failing mask line applies while it fails; once a resubmission fixes it and another line
+    fails, the +2 would give her full marks with a failing line: it is held, said, and canvas.csv is written."""
+    out, subs = tmp_path / "graded", _class(tmp_path)[:1]
+    canvas = {"roster": _roster(tmp_path), "assignment": "Lab 3.1 (55501)"}
+    (private_folder(out) / FILE).write_text(HEADER + f"00123,c3,{MASKED},+2,,regrade 14: the mask is right,sam,\n"
+                                            + f'00123,c3,"{F32}",-1,,copied line,kim,\n', encoding="utf-8")
+    _with_lines(out, "s1", {MASKED: False, F32: True})
+    book = write_gradebook(out, subs, _checks("v1"), canvas)
+    assert [(a.before, a.after) for a in book.adjustments.applied] == [(1.0, 3.0), (3.0, 2.0)]
+    _with_lines(out, "s1", {MASKED: True, F32: False})  # resubmitted: the mask right now, float32 wrong
+    book = write_gradebook(out, subs, _checks("v1"), canvas)
+    rows = {r["name"]: r for r in _csv(out / "grades.csv")}
+    assert (rows["Ada Lovelace"]["total"], rows["Ada Lovelace"]["adjusted total"]) == ("4", "4")
+    held = book.adjustments.not_applied
+    assert [(n.row.number, n.problem) for n in held] == [(2, Problem.LINE_MOVED), (3, Problem.LINE_MOVED)]
+    assert "now passes" in held[0].why and "now fails" in held[1].why
+    assert not book.adjustments.holds_back_import and _canvas(out)["Lovelace, Ada"] == "4"
+    assert "row 2 not applied: its line no longer asks it" in rows["Ada Lovelace"]["adjustments"]

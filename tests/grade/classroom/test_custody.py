@@ -312,7 +312,7 @@ def test_an_export_past_its_own_bounds_is_refused_before_anything_is_written(tmp
 
     export = _export(tmp_path / "export.zip", {f"submission_{i}/lab.ipynb": _notebook_bytes() for i in range(5)})
     monkeypatch.setattr(unpack, "MAX_EXPORT_MEMBERS", 4)
-    with pytest.raises(AutograderError, match="at most 4 are unpacked"):
+    with pytest.raises(AutograderError, match="at most 4 are"):
         discover(export, tmp_path / "out")
     assert not list((tmp_path / "out").rglob("*.ipynb"))
     monkeypatch.setattr(unpack, "MAX_EXPORT_MEMBERS", 100)

@@ -605,11 +605,13 @@ def test_finding_a_units_code_is_linear_in_the_cell(tmp_path):
     import subprocess
     import sys
 
-    script = ("import nbformat\nfrom attn_ref.grade.classroom.report import unit_code\n"
-              "nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('\\n' * 900_000 + 'x = 1')])\n"
+    script = ("import nbformat\nfrom attn_ref.grade.classroom.graded_code import unit_code\n"
+              "cells = [nbformat.v4.new_code_cell('\\n' * 900_000 + 'x = 1'), nbformat.v4.new_code_cell('\\n' * 900_000 + 'x = (')]\n"
+              "nb = nbformat.v4.new_notebook(cells=cells)\n"
               "from attn_ref.grade.checks_json import Answer, FunctionUnit, QuestionUnit\n"
               "assert unit_code(nb, FunctionUnit('t', function='softmax')) == ''\n"
-              "assert len(unit_code(nb, QuestionUnit('q', answers=(Answer('x', 'int', 1, 1),)))) == 20_000  # found, capped\n")
+              "found = unit_code(nb, QuestionUnit('q', answers=(Answer('x', 'int', 1, 1),)))\n"
+              "assert found.startswith('x = 1\\n\\n') and len(found) == 20_000  # parsed, and the cell that does not parse: capped\n")
     subprocess.run([sys.executable, "-c", script], check=True, timeout=60)  # quadratic would take hours
 
 

@@ -57,7 +57,7 @@ def test_each_pair_is_folded_and_student_text_stays_text(tmp_path):
     assert code.count("<details>") == 4 and "<details open" not in code  # folded: the page stays short
     assert "<script" not in page and "<img" not in page and "<b>Mallory" not in page
     assert "&lt;b&gt;Mallory&lt;/b&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in page  # her name
-    assert "# &lt;/pre&gt;&lt;script&gt;alert(&#x27;code&#x27;)&lt;/script&gt;" in code  # her code
+    assert "&lt;/pre&gt;&lt;script&gt;alert(" in code and "&#x27;)&lt;/script&gt;&quot;" in code  # her code
     assert "called &lt;img src=x onerror=alert(2)&gt;" in _section(page, "flags")
 
 
@@ -102,3 +102,38 @@ def test_the_report_is_the_same_in_every_process():
     runs = {subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("0", "13", "4242")}
     assert len(runs) == 1 and json.loads(runs.pop())
+
+
+def test_an_unreadable_notebook_is_its_own_row_of_the_report_never_the_page(tmp_path):
+    """A notebook that cannot be read (a cell whose source is 5) is listed as not compared; the rest is measured."""
+    book = make_class(tmp_path / "class")
+    broken = book.graded[0].sub.path
+    raw = json.loads(broken.read_text())
+    next(c for c in raw["cells"] if c["cell_type"] == "code")["source"] = 5
+    broken.write_text(json.dumps(raw))
+    write_report(tmp_path / "report.html", book)
+    page = (tmp_path / "report.html").read_text()
+    assert "Not compared (1: their notebook could not be read" in page
+    assert re.search(r"c1: .* \([1-9]\d* pairs\)", page), "the others were compared"
+
+
+def test_a_report_that_cannot_be_written_removes_the_last_runs_and_is_not_listed(tmp_path, monkeypatch):
+    from attn_ref.grade.classroom import gradebook, report
+    from attn_ref.grade.owned import private_folder
+
+    book = make_class(tmp_path / "class")
+    out = private_folder(tmp_path / "graded")
+    (out / "report.html").write_text("last week's")
+    for g in book.graded:
+        (private_folder(out / "results") / f"{g.sub.key}.json").write_text(json.dumps(
+            {"score": 1, "tests": [{"name": "c1: x", "score": 1, "max_score": 2}],
+             "extra_data": {"status": "ok", "outcome": "graded", "autograder_version": book.checks.version}}))
+
+    def broken(*args, **kwargs):
+        raise ValueError("a bug")
+
+    monkeypatch.setattr(report, "write_report", broken)
+    written = gradebook.write_gradebook(out, [g.sub for g in book.graded], book.checks)
+    assert not (out / "report.html").exists() and "report.html" not in written.written
+    assert any("report.html could not be written (ValueError: a bug)" in w for w in written.warnings)
+    assert "grades.csv" in written.written

@@ -111,3 +111,72 @@ def test_a_pool_that_breaks_leaves_the_work_to_this_process(lab):
 
     codes, starter = dict(sorted(lab.codes["c2"].items())[:60]), lab.starters["c2"]
     assert similar_pairs(codes, starter, pool=Broken()) == all_pairs_similar(codes, starter)
+
+
+SOFTMAX_COPY = '''import numpy as np
+
+
+def _stable(x, axis):
+    return x - x.max(axis=axis, keepdims=True)
+
+
+def softmax(x, axis=-1):
+    """Softmax along axis."""
+    e = np.exp(_stable(x, axis))  # shift for stability
+    return e / e.sum(axis=axis, keepdims=True)
+'''
+
+
+def _cells(*sources: str):
+    import nbformat
+
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+
+
+EVASIONS = {
+    "an alias": SOFTMAX_COPY.replace("def softmax(", "def _x_softmax(") + "\nsoftmax = _x_softmax\n",
+    "a 20,000-character comment first": "#" + "x" * 20_000 + "\n" + SOFTMAX_COPY,
+    "padding and another docstring": SOFTMAX_COPY.replace('"""Softmax along axis."""', '"""Mine.\n\n\n"""\n\n\n\n'),
+    "comments everywhere": "\n".join(line + "  # mine" if line.strip() and not line.startswith(('"', "def")) else line
+                                     for line in SOFTMAX_COPY.splitlines()),
+}
+
+
+@pytest.mark.parametrize("how", sorted(EVASIONS))
+def test_the_code_compared_is_what_the_graded_name_is_bound_to(how):
+    """A verbatim copy hidden by an alias, a comment first in its cell (the cap was applied before comments went),
+    padding or comments: the code compared is the copy's, helper included."""
+    from attn_ref.grade.checks_json import FunctionUnit
+    from attn_ref.grade.classroom.graded_code import unit_code
+
+    unit = FunctionUnit("c1", function="softmax")
+    original = unit_code(_cells(SOFTMAX_COPY), unit)
+    assert "_stable" in original and "Softmax along" not in original and "#" not in original
+    assert unit_code(_cells(EVASIONS[how]), unit) == original
+
+
+def test_reordered_cells_and_a_later_definition_change_nothing_but_what_runs():
+    from attn_ref.grade.checks_json import FunctionUnit
+    from attn_ref.grade.classroom.graded_code import unit_code
+
+    unit = FunctionUnit("c1", function="softmax")
+    helper, main = SOFTMAX_COPY.split("\n\n\ndef softmax")
+    original = unit_code(_cells(SOFTMAX_COPY), unit)
+    assert unit_code(_cells("def softmax" + main, helper), unit) == original  # the helper defined after: it runs so
+    overridden = unit_code(_cells(SOFTMAX_COPY, "def softmax(x, axis=-1):\n    return x"), unit)
+    assert overridden == "def softmax(x, axis=-1):\n    return x"  # the last definition is the graded one
+
+
+@pytest.mark.parametrize("question", ["c1", "c3"])
+def test_a_class_written_in_a_few_ways_finds_exactly_what_every_pair_finds(question):
+    """Most of the class alike (one question in 3 ways, copies planted): each distinct fingerprint is indexed
+    once, and the pairs, similarities and marked code are every pair's, in order."""
+    from similarity_class import in_styles
+
+    lab = in_styles(question, 120, styles=3, seed=2)
+    codes, starter = lab.codes[question], lab.starters[question]
+    found = similar_pairs(codes, starter)
+    assert found == all_pairs_similar(codes, starter)
+    assert len(found) > 120 * 119 / 2 / 4  # most pairs are alike: the case the grouping is for
+    pairs = {(a, b) for a, b, *_ in found}
+    assert all(tuple(sorted(p)) in pairs for _, *p in lab.copies)

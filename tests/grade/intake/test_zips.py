@@ -114,7 +114,7 @@ def test_a_folder_1500_deep_costs_its_submission_and_a_stopped_run_never_blocks_
     subs = {s.key: s for s in discover(export, out)}
     assert subs["s1"].problem == "" and (subs["s1"].path / "lab.ipynb").is_file()
     assert "lies more than 64 folders deep" in subs["s2"].problem and subs["s2"].fault.value == "student"
-    assert sorted(p.name for p in (out / ".export").iterdir()) == [half.name]
+    assert sorted(p.name for p in (out / ".export").iterdir()) == [half.name, half.name + ".complete"]
     assert not (half / "e" / "s2").exists()
 
 

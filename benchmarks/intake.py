@@ -23,6 +23,9 @@ from pathlib import Path
 
 import psutil
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from grade import tree_pss  # noqa: E402
+
 BIN = Path(sys.executable).parent
 
 
@@ -64,16 +67,6 @@ def _peak(pid: int) -> int:
     return int(found.group(1)) << 10 if found else 0
 
 
-def _pss(processes: list[psutil.Process]) -> int:
-    total = 0
-    for p in processes:
-        try:
-            total += p.memory_full_info().pss
-        except psutil.Error:
-            pass
-    return total
-
-
 def measure(cmd: list[str]) -> tuple[int, int, int, int]:
     """(peak of the root process, peak of its grading processes, peak summed PSS of the tree, exit code), sampled
     every 10 ms (the tree's PSS every 50 ms: reading it costs more)."""
@@ -88,7 +81,7 @@ def measure(cmd: list[str]) -> tuple[int, int, int, int]:
             children = []
         tick += 1
         if tick % 5 == 0:
-            tree = max(tree, _pss([proc, *children]))
+            tree = max(tree, tree_pss([proc, *children]))
         for child in children:
             try:
                 ours = os.path.realpath(child.exe()) == exe

@@ -133,16 +133,30 @@ class TestResult:
                    {k: v for k, v in data.items() if k not in TEST_KEYS})
 
 
+class Unnamed(str, Enum):
+    """Why a failed line has no mistake a mutant could name (``cause`` in a line's evidence): the class's report
+    counts these apart from the lines no known mistake explains (classroom/mistakes.py)."""
+
+    NOT_WRITTEN = "not_written"  # the function returned None, or the answer is still `...`
+    CELL_ERROR = "cell_error"  # the function or answer was not defined (its cell raised or never ran), or the call did not finish
+    STAND_IN = "stand_in"  # failed beside a correct stand-in: what the kernel said is withheld (withheld.py)
+
+
 @dataclass(frozen=True)
 class ProbeEvidence:
-    """One probe's line of ``extra_data["probes"]`` (functions.py): the task, the probe's label, whether it
-    passed and the known mistake a failed one was recognised as."""
+    """One line of ``extra_data["probes"]`` (functions.py) or ``extra_data["answers"]`` (questions.py): the task
+    or question, the line's label, whether it passed, the known mistake a failed one was recognised as, and why
+    a failed one has none to name (``cause``)."""
 
     task: str | None
     probe: str | None
     passed: bool | None
     mistake: str | None
-    not_written: bool = False  # failed because the function returned None (not written yet): no mistake to name
+    cause: Unnamed | None = None
+
+    @property
+    def not_written(self) -> bool:
+        return self.cause is Unnamed.NOT_WRITTEN
 
     @classmethod
     def load(cls, data) -> ProbeEvidence | None:
@@ -154,8 +168,11 @@ class ProbeEvidence:
             value = data.get(key)
             return value if isinstance(value, kind) else None
 
-        return cls(typed("task", str), typed("probe", str), typed("passed", bool), typed("mistake", str),
-                   typed("not_written", bool) is True)
+        cause = typed("cause", str)
+        cause = Unnamed(cause) if cause in {u.value for u in Unnamed} else None
+        if cause is None and typed("not_written", bool) is True:  # how an older grader recorded it
+            cause = Unnamed.NOT_WRITTEN
+        return cls(typed("task", str), typed("probe", str), typed("passed", bool), typed("mistake", str), cause)
 
 
 RESULTS_KEYS = ("score", "output", "output_format", "tests", "extra_data", "execution_time")
@@ -270,7 +287,15 @@ class Results:
     @property
     def probes(self) -> list[ProbeEvidence]:
         """The per-probe evidence (functions.py), the lines that are objects; none where none is recorded."""
-        found = self.extra.get("probes")
+        return self._evidence("probes")
+
+    @property
+    def answers(self) -> list[ProbeEvidence]:
+        """The per-answer evidence of the questions (questions.py); none where none is recorded."""
+        return self._evidence("answers")
+
+    def _evidence(self, key: str) -> list[ProbeEvidence]:
+        found = self.extra.get(key)
         lines = (ProbeEvidence.load(p) for p in (found if isinstance(found, list) else ()))
         return [p for p in lines if p is not None]
 

@@ -4,9 +4,9 @@ site builds with warnings as errors (broken links and anchors fail).
 
 The runnable blocks of a page run in order, in a folder laid out as a checkout after `make release`:
 `autograder/`, `assignments/` and `solutions/` (the session's release), copies of `course/`, `tests/fixtures/`
-and `locks/`, and what a TA is handed: `class/` (two lab notebooks, the solution and the blank),
-`export/` (Gradescope's export of a practice class of two) and `canvas_gradebook.csv` (the course's Canvas
-gradebook export).
+and `locks/`, and what a TA is handed: `class/` (two lab notebooks, the solution and the blank) and
+`examples/` (the example class: Gradescope's export of three practice submissions and the course's Canvas
+gradebook export, made from the session's release by examples/make_examples.py).
 """
 
 from __future__ import annotations
@@ -19,9 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nbformat
 import pytest
-from conftest import signed_in
 from doc_blocks import (
     REPO,
     Block,
@@ -39,10 +37,6 @@ from attn_ref.cli import build_parser
 
 PAGES = pages()
 COMMAND_TIMEOUT = 900  # seconds: the slowest block builds and checks an assignment
-# Gradescope's export of a practice class: one student signed in with the solution, one with the blank notebook
-STUDENTS = {"submission_1": ("Ada Lovelace", "00123", "ada@uni.edu", "solutions"),
-            "submission_2": ("Alan Turing", "00789", "alan@uni.edu", "assignments")}
-PRACTICE_TITLE = "Practice 3.1: from recurrence to attention"  # course/registry.py: the roster's column
 
 
 def _all_blocks() -> list[Block]:
@@ -121,24 +115,17 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
 
 @pytest.fixture(scope="session")
 def handed_to_a_ta(release, tmp_path_factory) -> Path:
-    """class/, export/ and canvas_gradebook.csv, made once from the session's release."""
+    """class/ and examples/ (the example class, made by examples/make_examples.py from the session's release),
+    made once."""
     out, _ = release
     base = tmp_path_factory.mktemp("handed")
     (base / "class").mkdir()
     shutil.copy(out / "solutions/lab/lab.ipynb", base / "class/ada.ipynb")
     shutil.copy(out / "assignments/lab/lab.ipynb", base / "class/alan.ipynb")
-    metadata = []
-    for key, (name, sid, email, folder) in STUDENTS.items():
-        nb = nbformat.read(str(out / folder / "practice/practice.ipynb"), as_version=4)
-        (base / "export" / key).mkdir(parents=True)
-        nbformat.write(signed_in(nb, email), str(base / "export" / key / "practice.ipynb"))
-        metadata += [f"{key}:", "  :submitters:", f"  - :name: {name}", f"    :sid: {sid}", f"    :email: {email}"]
-    (base / "export/submission_metadata.yml").write_text("\n".join(metadata) + "\n", encoding="utf-8")
-    roster = ["Student,ID,SIS User ID,SIS Login ID,Section," + PRACTICE_TITLE + " (222)",
-              "    Points Possible,,,,,30"]
-    roster += [f'"{name.split()[1]}, {name.split()[0]}",{100 + i},{sid},{email},S1,'
-               for i, (name, sid, email, _) in enumerate(STUDENTS.values())]
-    (base / "canvas_gradebook.csv").write_text("\ufeff" + "\n".join(roster) + "\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, str(REPO / "examples/make_examples.py"), "--release", str(out), "--out",
+                           str(base / "examples")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    shutil.copy(REPO / "examples/make_examples.py", base / "examples")
     return base
 
 
@@ -152,9 +139,8 @@ def checkout(release, handed_to_a_ta, tmp_path) -> Path:
         (root / name).symlink_to(out / name)
     for name in ("course", "tests/fixtures", "locks"):  # copies: a block that writes there leaves the repository alone
         shutil.copytree(REPO / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("class", "export"):
+    for name in ("class", "examples"):
         shutil.copytree(handed_to_a_ta / name, root / name)
-    shutil.copy(handed_to_a_ta / "canvas_gradebook.csv", root)
     return root
 
 

@@ -27,11 +27,27 @@ def test_solution_full_blank_zero(release, grade_notebook, name):
     written = [t for t in results["tests"] if "written" in t.get("tags", [])]
     assert all(t["max_score"] == 0 and t["visibility"] == "hidden" for t in written)
     assert (len(written) > 0) == (name == "practice")  # practice has written parts, the lab none
-    # the lab's lines: each returned None, recorded as a value; not where a stand-in was sent (c2, c5, c6: nothing
-    # the kernel says after that reaches results, withheld.py)
-    probes = results["extra_data"].get("probes", [])
-    unwritten = {p["task"] for p in probes if p.get("not_written") is True}
-    assert unwritten == ({"c1", "c3", "c4", "c7", "c8"} if name == "lab" else set())
+    # why each failed line has no mistake to name, recorded as a value: the lab's functions returned None (a stand-in
+    # was sent for c2, c5, c6: nothing the kernel says after that reaches results, withheld.py); practice's answers
+    # are still `...`
+    causes = {}
+    for line in results["extra_data"].get("probes", []) + results["extra_data"].get("answers", []):
+        causes.setdefault(line.get("cause"), set()).add(line["task"])
+    expected = ({"not_written": {"c1", "c3", "c4", "c7", "c8"}, "stand_in": {"c2", "c5", "c6"}} if name == "lab"
+                else {"not_written": {f"q{i}" for i in range(1, 12)}})
+    assert causes == expected, causes
+
+
+def test_a_cell_that_raises_before_its_function_is_defined_is_counted_as_a_cell_error(release, grade_notebook):
+    """c7's cell raises before `def`: its lines record why no mistake can be named (a cell error), as a value, so
+    the class's report does not list them as candidates for a new mutant."""
+    out, _ = release
+    solution = nbformat.read(str(out / "solutions/lab/lab.ipynb"), as_version=4)
+    cell = next(c for c in solution.cells if c.cell_type == "code" and "def sliding_window_mask" in c.source)
+    cell.source = "raise RuntimeError('not yet')\n" + cell.source
+    results = grade_notebook(solution, zip_of(out, "lab"))
+    c7 = [p for p in results["extra_data"]["probes"] if p["task"] == "c7"]
+    assert c7 and all(p["passed"] is False and p.get("cause") == "cell_error" for p in c7), c7
 
 
 def test_a_grader_whose_temporary_folder_is_in_dev_shm_grades_as_from_tmp(release, grade_notebook, monkeypatch):

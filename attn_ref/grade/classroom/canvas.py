@@ -317,6 +317,19 @@ def _write_what_was_left_out(out: Path, refused: list[dict], missing: list[dict]
         (out / "canvas-unmatched.csv").unlink(missing_ok=True)
         return warnings
     write_csv(out / "canvas-unmatched.csv", list(unmatched[0]), unmatched)
-    return warnings + [f"canvas.csv: {len(unmatched)} student(s) match no roster row by SID or login, several, one another "
-                       "submission matches too, or one left out "
-                       f"({_names(unmatched, 'name')}): see canvas-unmatched.csv for why"]
+    return warnings + _unmatched_lines(unmatched)
+
+
+SHOWN_UNMATCHED = 20  # console lines for the students canvas.csv gives no score; the rest are in canvas-unmatched.csv
+
+
+def _unmatched_lines(unmatched: list[dict]) -> list[str]:
+    """One warning per submitted student canvas.csv gives no score, with that student's own reason."""
+    lines = []
+    for who in unmatched[:SHOWN_UNMATCHED]:
+        ids = ", ".join(v for v in (who["sid"] and f"SID {who['sid']}", who["email"]) if v)
+        name = who["name"] or "a student with no name"
+        lines.append(f"canvas.csv: no score for {name} ({ids or 'no SID or email'}; {who['submission']}): {who['reason']}")
+    if len(unmatched) > SHOWN_UNMATCHED:
+        lines.append(f"canvas.csv: and {len(unmatched) - SHOWN_UNMATCHED} more in canvas-unmatched.csv")
+    return lines

@@ -201,8 +201,8 @@ def _alike_files(book: Gradebook) -> list[str]:
 
 
 def write_gradebook(out: Path, subs: list[Submission], checks: Checks, canvas: dict | None = None) -> Gradebook:
-    """grades.csv, written/ (pages and score sheet), summary.png, mistakes.csv and .png (a class with function
-    units), report.html and, where asked, canvas.csv."""
+    """grades.csv, written/ (pages and score sheet), summary.png, mistakes.csv and .png, report.html and, where
+    asked, canvas.csv."""
     private_folder(out / "locks")
     with open(open_private(out / "locks" / "gradebook.lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two runs on one folder take turns here
@@ -218,9 +218,8 @@ def write_gradebook(out: Path, subs: list[Submission], checks: Checks, canvas: d
         write_csv(out / "grades.csv", grades_fields(book), book.rows)
         book.written += ["grades.csv", adjusting.FILE]
         plots = beside(lambda: write_plots(out, book), "attn-ref plots")  # drawn beside the report's similarity measures
-        if checks.functions:
-            write_mistakes_csv(out, book)
-            book.written.append("mistakes.csv")
+        write_mistakes_csv(out, book)
+        book.written.append("mistakes.csv")
         _write_report(out, book)
         if not plots():
             write_plots(out, book)
@@ -249,10 +248,9 @@ def _write_report(out: Path, book: Gradebook) -> None:
 
 
 def write_plots(out: Path, book: Gradebook) -> None:
-    """summary.png, and mistakes.png where the assignment has function units."""
+    """summary.png, and mistakes.png (removed where no line failed)."""
     _summary_png(out / "summary.png", book)
-    if book.checks.functions:
-        write_mistakes_chart(out, book)
+    write_mistakes_chart(out, book)
 
 
 def warm_up() -> None:

@@ -1,8 +1,10 @@
-"""The misconception report of a class, counted here once for every page that shows it: per probe line, how
-many submissions passed it, and of those that failed it, how many made each named mistake and how many no
-known mistake explains (candidates for a new mutant). mistakes.csv (per line), mistakes.png (per task) and
-report.html's table of lines, the most failed first. Read from each results file's extra_data
-(``probes[]``: task, probe, passed, mistake; functions.py), only for the lines the checks declare."""
+"""The misconception report of a class, counted here once for every page that shows it: per line (a probe's or
+a question's answer), how many submissions passed it, and of those that failed it, how many made each named
+mistake, how many no known mistake explains (candidates for a new mutant), and how many failed where no mutant
+could name anything (not written, a cell error, withheld beside a stand-in). mistakes.csv (per line),
+mistakes.png (per task) and report.html's table of lines, the most failed first. Read from each results file's
+extra_data (``probes[]`` and ``answers[]``: task, probe, passed, mistake, cause; results.ProbeEvidence), only
+for the lines the checks declare."""
 
 from __future__ import annotations
 
@@ -12,32 +14,64 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..checks_json import FunctionUnit
+from ..checks_json import FunctionUnit, QuestionUnit
 from ..owned import write_private
-from ..results import ProbeEvidence
+from ..results import ProbeEvidence, Unnamed
 from .spreadsheet import write_csv
 
 NO_MATCH = "(failed, no known mistake matched)"
-NOT_WRITTEN = "(not written: the function returned None)"
-UNNAMED = (NO_MATCH, NOT_WRITTEN)  # failures no mutant names, counted apart from the named mistakes
+# A failed line no mutant could name, by why: counted apart from the candidates for a new mutant (NO_MATCH)
+UNNAMED = {
+    Unnamed.NOT_WRITTEN: "(not written: the function returned None, or the answer is still ...)",
+    Unnamed.CELL_ERROR: "(cell error: not defined when graded, or the call did not finish)",
+    Unnamed.STAND_IN: "(not written (stand-in): failed beside a correct stand-in, details withheld)",
+}
+NOT_WRITTEN = UNNAMED[Unnamed.NOT_WRITTEN]
+UNEXPLAINED = (NO_MATCH, *UNNAMED.values())  # the labels that are not a named mistake
 FIELDS = ("task", "line", "mistake", "submissions")
 
 
 @dataclass
 class LineCount:
-    """One probe line across the class: submissions graded on it, those that failed it, and why."""
+    """One line (a probe's or an answer's) across the class: submissions graded on it, those that failed it,
+    and why."""
 
     task: str
     line: str
     graded: int = 0
     failed: int = 0
     mistakes: Counter = field(default_factory=Counter)  # named mistake -> submissions
-    unexplained: int = 0  # failed, and no known mistake matched
-    not_written: int = 0  # failed because the function returned None: nothing a mutant could explain
+    unnamed: Counter = field(default_factory=Counter)  # NO_MATCH or an UNNAMED label -> submissions
 
     @property
     def pass_rate(self) -> float:
         return 1 - self.failed / self.graded if self.graded else 1.0
+
+    @property
+    def unexplained(self) -> int:
+        """Failed, and no known mistake matched: candidates for a new mutant."""
+        return self.unnamed[NO_MATCH]
+
+    @property
+    def not_written(self) -> int:
+        return self.unnamed[NOT_WRITTEN]
+
+
+def _label(p: ProbeEvidence) -> str:
+    """A failed line's row: its named mistake, or why it has none."""
+    if p.mistake is not None:
+        return p.mistake
+    return UNNAMED[p.cause] if p.cause is not None else NO_MATCH
+
+
+def _lines_of(g, declared) -> dict[tuple[str, str], ProbeEvidence]:
+    """A submission's evidence of each declared line, the first where a line is written twice."""
+    seen: dict[tuple[str, str], ProbeEvidence] = {}
+    for p in g.results.probes + g.results.answers:  # each field typed (results.ProbeEvidence): a wrong type reads as None
+        key = (p.task, p.probe)
+        if key in declared and p.passed is not None and key not in seen:
+            seen[key] = p
+    return seen
 
 
 def line_counts(book) -> list[LineCount]:
@@ -46,49 +80,50 @@ def line_counts(book) -> list[LineCount]:
     lines = {(task, line): LineCount(task, line) for task, line in _declared(book)}
     order = {key: i for i, key in enumerate(lines)}
     for g in book.with_grade:
-        seen: dict[tuple[str, str], ProbeEvidence] = {}
-        for p in g.results.probes:
-            key = (p.task, p.probe)
-            if key in lines and p.passed is not None and key not in seen:  # a line counts once per submission
-                seen[key] = p
-        for key, p in seen.items():
+        for key, p in _lines_of(g, lines).items():
             count = lines[key]
             count.graded += 1
             if not p.passed:
                 count.failed += 1
                 if p.mistake is not None:
                     count.mistakes[p.mistake] += 1
-                elif p.not_written:
-                    count.not_written += 1
                 else:
-                    count.unexplained += 1
+                    count.unnamed[_label(p)] += 1
     return sorted((c for c in lines.values() if c.graded), key=lambda c: (c.pass_rate, order[c.task, c.line]))
 
 
 def _declared(book) -> list[tuple[str, str]]:
-    """(task, line) of every probe line the checks declare, in the assignment's order."""
-    return [(u.name, p.name) for u in book.checks.units if isinstance(u, FunctionUnit) for p in u.probes]
+    """(task, line) of every line the checks declare, a probe's or a question's answer, in the assignment's order."""
+    found = []
+    for u in book.checks.units:
+        if isinstance(u, FunctionUnit):
+            found += [(u.name, p.name) for p in u.probes]
+        elif isinstance(u, QuestionUnit):
+            found += [(u.name, a.name) for a in u.answers]
+    return found
 
 
 def counts(book) -> list[tuple[str, str, int]]:
-    """(task, mistake or NO_MATCH, submissions), in the assignment's order, most common first in a task."""
+    """(task, mistake or why none is named, submissions), in the assignment's order, most common first in a task.
+    A submission counts once per task: its named mistakes, or else NO_MATCH where a failed line has no cause
+    (a candidate for a new mutant), or else the cause most of its failed lines share."""
     found: Counter = Counter()
     declared = set(_declared(book))
     for g in book.with_grade:
-        seen: dict[str, set] = {}
-        failed: dict[str, bool] = {}  # task -> whether every failed line of it was not written
-        for p in g.results.probes:  # each line's fields typed (results.ProbeEvidence): a wrong type reads as None
-            if (p.task, p.probe) not in declared or p.passed is not False:
-                continue
-            failed[p.task] = failed.get(p.task, True) and p.not_written
-            if p.mistake is not None:
-                seen.setdefault(p.task, set()).add(p.mistake)
-        for task, unwritten in failed.items():
-            for mistake in seen.get(task) or {NOT_WRITTEN if unwritten else NO_MATCH}:
+        failed: dict[str, list[ProbeEvidence]] = {}
+        for p in _lines_of(g, declared).values():
+            if p.passed is False:
+                failed.setdefault(p.task, []).append(p)
+        for task, lines in failed.items():
+            named = {p.mistake for p in lines if p.mistake is not None}
+            if not named:
+                causes = Counter(_label(p) for p in lines)
+                named = {NO_MATCH} if NO_MATCH in causes else {max(causes, key=lambda c: (causes[c], -UNEXPLAINED.index(c)))}
+            for mistake in named:
                 found[task, mistake] += 1
     order = {name: i for i, name in enumerate(book.units)}
     return sorted(((task, mistake, n) for (task, mistake), n in found.items()),
-                  key=lambda row: (order.get(row[0], len(order)), row[1] in UNNAMED, -row[2], row[1]))
+                  key=lambda row: (order.get(row[0], len(order)), row[1] in UNEXPLAINED, -row[2], row[1]))
 
 
 def csv_rows(lines: list[LineCount]) -> list[tuple[str, str, str, int]]:
@@ -97,8 +132,7 @@ def csv_rows(lines: list[LineCount]) -> list[tuple[str, str, str, int]]:
     for c in lines:
         named = sorted(c.mistakes.items(), key=lambda item: (-item[1], item[0]))
         rows += [(c.task, c.line, mistake, n) for mistake, n in named]
-        rows += [(c.task, c.line, NO_MATCH, c.unexplained)] if c.unexplained else []
-        rows += [(c.task, c.line, NOT_WRITTEN, c.not_written)] if c.not_written else []
+        rows += [(c.task, c.line, label, c.unnamed[label]) for label in UNEXPLAINED if c.unnamed[label]]
     return rows
 
 
@@ -131,7 +165,7 @@ def _chart(rows: list[tuple[str, str, int]], assignment: str) -> bytes:
 
     labels = [f"{task}: {mistake[:60]}" for task, mistake, _ in rows]
     fig, ax = plt.subplots(figsize=(10, 0.35 * len(rows) + 1.2))
-    ax.barh(range(len(rows)), [n for *_, n in rows], color=["#bbb" if m in UNNAMED else "#4a7ab5" for _, m, _ in rows])
+    ax.barh(range(len(rows)), [n for *_, n in rows], color=["#bbb" if m in UNEXPLAINED else "#4a7ab5" for _, m, _ in rows])
     ax.set_yticks(range(len(rows)), labels, fontsize=8)
     ax.invert_yaxis()
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -159,15 +193,15 @@ def section(lines: list[LineCount]) -> str:
         why = [f"{html.escape(m)}: {n}" for m, n in sorted(c.mistakes.items(), key=lambda i: (-i[1], i[0]))[:SHOWN_MISTAKES]]
         more = len(c.mistakes) - SHOWN_MISTAKES
         why += [f"… {more} more named mistakes (mistakes.csv)"] if more > 0 else []
-        why += [f"<i>no known mistake</i>: {c.unexplained}"] if c.unexplained else []
-        why += [f"<i>not written</i> (returned None): {c.not_written}"] if c.not_written else []
+        why += [f"<i>{html.escape(label.strip('()'))}</i>: {c.unnamed[label]}" for label in UNEXPLAINED if c.unnamed[label]]
         rows.append(f"<tr><td>{html.escape(c.task)}</td><td>{html.escape(c.line)}</td><td><b>{c.pass_rate:.0%}</b></td>"
                     f"<td>{c.failed} of {c.graded}</td><td>{'<br>'.join(why)}</td></tr>")
     passed = len(lines) - len(failed)
     return ('<section id="lines"><h2>Lines the class failed</h2><p class="note">Each probe line the class was graded on, '
             "the lowest pass rate first; under each, the submissions that failed it with each known mistake (a "
-            "mutant of the task matched), those no known mistake explains (candidates for a new mutant or a hint) and "
-            "those whose function was not written (it returned None)"
+            "mutant of the task matched), those no known mistake explains (candidates for a new mutant or a hint), and "
+            "those no mutant could explain: not written, a cell error (not defined, or the call did not finish), or "
+            "withheld beside a stand-in"
             + (f"; {passed} lines every submission passed are not listed" if passed else "") + ". Also in mistakes.csv "
             "(per line) and mistakes.png (per task).</p><table><tr><th>task</th><th>line</th><th>passed</th><th>failed"
             f"</th><th>why</th></tr>{''.join(rows)}</table></section>")

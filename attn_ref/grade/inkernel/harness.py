@@ -419,7 +419,8 @@ def _call(function, call_dir, out_dir):
     ns = _main_namespace()
     fn = ns.get(function)
     if not callable(fn):
-        return {"protocol": PROTOCOL, "ok": False, "error": "function `%s` is not defined" % function}
+        return {"protocol": PROTOCOL, "ok": False, "undefined": True,
+                "error": "function `%s` is not defined" % function}
     torch = None
     if spec.framework == "torch":
         import torch

@@ -217,6 +217,7 @@ class CallReply:
     autograd_used: bool = False
     forbidden_called: tuple[str, ...] = ()
     meta_values_read: bool = False
+    undefined: bool = False  # the function's name was not defined in the kernel (its cell raised or never ran)
 
 
 def _output(raw, prefix: str) -> Output:
@@ -289,7 +290,8 @@ def parse_call_reply(data: bytes) -> CallReply:
     forbidden = _forbidden_calls(reply)
     if not ok:
         return CallReply(False, error=cap(reply.get("error")) or "the call failed", forbidden_called=forbidden,
-                         meta_values_read=reply.get("meta_values_read") is True)
+                         meta_values_read=reply.get("meta_values_read") is True,
+                         undefined=reply.get("undefined") is True)
     form, count, outputs = _counted(reply)
     inputs, rows = _inputs_after(reply), _projected_rows(reply)
     return CallReply(True, form=form, count=count, outputs=tuple(_output(raw, "out") for raw in outputs),

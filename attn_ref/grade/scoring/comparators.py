@@ -44,15 +44,21 @@ def tolerance(probe: Probe) -> tuple[float, float]:
 def check_answer(kind: str, expected, obs: dict, letters: str = "", mistakes=()) -> tuple[bool, str]:
     """(passed, message) for one answer variable: the form by the type rules, then the value; a wrong value
     that is one of the question's known mistakes is told what that mistake is."""
+    ok, message, _ = answer_verdict(kind, expected, obs, letters, mistakes)
+    return ok, message
+
+
+def answer_verdict(kind: str, expected, obs: dict, letters: str = "", mistakes=()) -> tuple[bool, str, str | None]:
+    """check_answer's (passed, message) and the known mistake a wrong value is (its words), or None."""
     value, problem = typerules.read(kind, obs, letters)
     if problem:
-        return False, problem
+        return False, problem, None
     ok, message = _answer_value(kind, expected, value)
     if not ok and kind in ("int", "float"):
         for wrong, says in mistakes:
             if value == wrong or (kind == "float" and typerules.relative_difference(value, wrong) <= FLOAT_RTOL):
-                return False, says
-    return ok, message
+                return False, says, says
+    return ok, message, None
 
 
 def _answer_value(kind: str, expected, value) -> tuple[bool, str]:

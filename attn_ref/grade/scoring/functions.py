@@ -17,7 +17,7 @@ from ..inkernel.text import cap
 from ..inkernel.wire import Call, CallArg, MalformedReply, Status, parse_call_reply
 from ..isolation.kernel import Execution
 from ..isolation.safeio import UnsafeReply
-from ..results import TestResult, entry
+from ..results import TestResult, Unnamed, entry
 from ..session import BudgetExhausted, Exchange
 from . import comparators as scoring
 from . import evidence, mutant_match
@@ -114,6 +114,8 @@ def run_probe(ctx: GradingContext, task: FunctionUnit, probe: Probe, args: list[
     except (UnsafeReply, MalformedReply, OSError) as err:
         why = withheld.WITHHELD if session.tainted else f"the call's reply was unreadable ({cap(str(err), 120)})"
         return False, why, (), Status.MALFORMED
+    if reply.undefined:
+        stats["undefined"] = True  # nothing of the student's ran: the class's report counts it as a cell error
     obs = scoring.Observation(reply, exchange.outbox, session.jail.owner, kept=session.kept.get(exchange.outbox))
     ok, message = scoring.check_probe(task, probe, args, reference, obs, stats)
     if not ok and ctx.name_mistakes and not session.tainted and task.mistakes and probe.device in ("cpu", "meta"):
@@ -159,13 +161,23 @@ def _one_digit(error: float | None) -> float | None:
 @dataclass
 class TaskEvidence:
     """What one task's grading records beside its entry: its lines of extra_data["probes"] (task, probe, device,
-    dtype, passed, max_error, not_written where the function returned None, and the known mistake a failed one was
-    recognised as: results.ProbeEvidence
-    reads them back), the forbidden names it called, and the labels of the lines that earned points."""
+    dtype, passed, max_error, the known mistake a failed one was recognised as, or the cause where it has none to
+    name: results.ProbeEvidence reads them back), the forbidden names it called, and the lines that earned points."""
 
     probes: list[dict]
     forbidden: list[str]
     credited: list[str]
+
+
+def _unnamed(ok: bool, status: Status, stats: dict, tainted: bool) -> Unnamed | None:
+    """Why a failed line has no mistake a mutant could name (None: one might), for the class's report."""
+    if ok:
+        return None
+    if tainted:
+        return Unnamed.STAND_IN
+    if status is not Status.OK or stats.get("undefined"):
+        return Unnamed.CELL_ERROR
+    return Unnamed.NOT_WRITTEN if stats.get("not_written") else None
 
 
 def _why_not_run(ctx: GradingContext, static_hits: list[str], hung: bool, crashes: int) -> str:
@@ -236,9 +248,10 @@ def grade_task(ctx: GradingContext, t_index: int, task: FunctionUnit, by_name: d
         ok, message, forbidden, status, stats = _call_once(ctx, task, probe, args, reference, substitutes, ahead.pop(p_index, None))
         if "match" in stats:
             matches.append((len(lines), len(report), stats["match"]))
+        cause = _unnamed(ok, status, stats, ctx.session.tainted)
         report.append({"task": task.name, "probe": probe.name, "device": probe.device, "dtype": probe.dtype,
                        "passed": ok, "max_error": _one_digit(stats.get("max_error")),
-                       **({"not_written": True} if stats.get("not_written") else {})})
+                       **({"cause": cause.value} if cause else {})})
         tripped.update(forbidden)
         hung = status in (Status.TIMEOUT, Status.BUDGET)  # spare the budget for the other tasks
         crashes += status is Status.DEAD

@@ -673,7 +673,29 @@ def test_roster_students_are_not_said_to_have_no_submission_where_one_may_be_the
     assert note.startswith("canvas.csv: 2 roster student(s) were matched to no submission (Carol, Hal)")
     assert "2 submitted student(s) matched no roster row, several, or one shared (canvas-unmatched.csv)" in note
     assert note.endswith("2 of them (Carol, Hal) are named by a submitted student who names another roster row too")
-    assert any("2 student(s) match no roster row" in w for w in warnings)
+    told = {w.split(" (")[0]: w for w in warnings if w.startswith("canvas.csv: no score for")}
+    assert list(told) == ["canvas.csv: no score for Carol", "canvas.csv: no score for Hal"], warnings
+    assert "no roster row has this SID" in told["canvas.csv: no score for Carol"]  # each student's own reason
+    assert "ambiguous: its SID and email name 2 roster rows" in told["canvas.csv: no score for Hal"]
+
+
+def test_the_run_names_each_student_canvas_gives_no_score_with_their_reason_twenty_at_most(tmp_path):
+    """One console line per student with that student's reason (never several cases in one sentence), at most
+    20, then how many more canvas-unmatched.csv lists."""
+    from attn_ref.grade.classroom.canvas import write_canvas
+
+    roster = tmp_path / "roster.csv"
+    with open(roster, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(ROSTER[:4])
+    graded = [_graded(f"s{i}", 50, {"name": f"Student {i}", "sid": f"X{i}"}) for i in range(23)]
+    book = SimpleNamespace(graded=graded, checks=SimpleNamespace(title="Lab", assignment="lab"), notes=[],
+                           units=["c1"], written_units=[], maximum=lambda unit: 80.0)
+    warnings = write_canvas(tmp_path, book, roster, "Lab (1)")
+    told = [w for w in warnings if w.startswith("canvas.csv: no score for")]
+    assert len(told) == 20 and told[0].startswith("canvas.csv: no score for Student 0 (SID X0; s0.ipynb): no roster row")
+    assert warnings[-1] == "canvas.csv: and 3 more in canvas-unmatched.csv"
+    with open(tmp_path / "canvas-unmatched.csv", newline="", encoding="utf-8-sig") as f:
+        assert len(list(csv.DictReader(f))) == 23
 
 
 def test_a_canvas_assignment_the_roster_lacks_is_warned_about(tmp_path):

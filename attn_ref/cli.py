@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
             raise
     else:
         add_release_verbs(verb)
-    from .grade.cli import add_grade_arguments
+    from .grade.arguments import add_grade_arguments
     from .grade.proofs.commands import add_verbs as add_probe_verbs
 
     add_probe_verbs(verb)

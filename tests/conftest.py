@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 import sys
 import unicodedata
 from pathlib import Path
@@ -10,6 +11,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
+# Every build of the suite starts cold, as a fresh clone's does: the build's cache (attn_ref/release/cache.py) is
+# tested on its own, in tests/release/test_build_cache.py
+os.environ.setdefault("ATTN_REF_CACHE", "off")
 TESTS = Path(__file__).parent  # tests/: its helpers (loop_reference, course_units, hostile), fixtures and corpora
 REPO = TESTS.parent
 sys.path.insert(0, str(TESTS))

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
+import os
 import re
 import shutil
 import signal
@@ -23,7 +25,7 @@ from nbclient.exceptions import CellExecutionError, DeadKernelError
 
 from ..grade.checks_json import EXPORT_MODULE
 from ..grade.settings import NOTEBOOK_TIMEOUT
-from . import sweep_record
+from . import cache, sweep_record
 from .cell_sources import failure, source_of
 from .course import Assignment, load_course
 from .errors import ReleaseError
@@ -125,6 +127,7 @@ class Built:
     seconds_total: float
     warnings: tuple[str, ...] = ()
     otter_zip: Path | None = None  # autograder/<name>-otter-autograder.zip, with --otter-zip
+    cached: bool = False  # its notebooks came from the build's cache (cache.py): nothing they depend on changed
 
 
 def _lock(environment: str) -> str:
@@ -250,10 +253,81 @@ def _write_export_module(assignment: Assignment, out: Path) -> None:
             (out / folder / assignment.name / f"{EXPORT_MODULE}.py").write_text(source)
 
 
-def build_one(assignment: Assignment, out: Path, runner: str = "cpu", pdf: bool = False, with_otter_zip: bool = False) -> Built:
-    """One assignment's three outputs under ``out``: the student notebook, the executed solution, the zip."""
+@dataclass(frozen=True)
+class Shared:
+    """What every piece's cache key shares (cache.py), worked out once a build."""
+
+    course: Path
+    registry: str  # the course's registry.py, hashed
+    package: str  # every file of attn_ref, hashed
+    locks: tuple[str, str]  # the students' and the grader's
+    environment: tuple[str, ...]  # the build's interpreter and packages
+
+    @classmethod
+    def of(cls, course: Path) -> Shared:
+        registry = hashlib.sha256((Path(course) / "registry.py").read_bytes()).hexdigest()
+        return cls(Path(course), registry, cache.folder_digest(PACKAGE_DIR), (_lock("student"), _lock("grader")),
+                   tuple(cache.environment()))
+
+    def parts(self) -> list:
+        return [self.registry, self.package, list(self.locks), list(self.environment)]
+
+
+def _assignment_parts(assignment: Assignment, leave_out: tuple[str, ...] = ()) -> list:
+    """An assignment's part of a key: its name, title and folder (``leave_out``: names of files and folders the
+    piece does not read)."""
+    return [assignment.name, assignment.title, cache.folder_digest(assignment.folder, leave_out)]
+
+
+def notebooks_key(assignment: Assignment, pdf: bool, shared: Shared) -> str:
+    """What an assignment's two notebook folders depend on: its sources but its mutants and its seed-sweep record
+    (no notebook holds them), the builder and its environment."""
+    parts = _assignment_parts(assignment, leave_out=("mutants", sweep_record.FILE_NAME))
+    return cache.key("notebooks", parts, pdf, shared.parts())
+
+
+def check_key(assignment: Assignment, release: Path, built: Built, shared: Shared) -> str:
+    """What an assignment's check depends on: the notebooks' key's inputs, its seed-sweep record, the release's
+    zip and notebooks, the students' environment its kernels run, and whether it runs as root (run_autograder)."""
+    files = [cache.folder_digest(release / folder / assignment.name) for folder in ("assignments", "solutions")]
+    zip_digest = hashlib.sha256(built.autograder.read_bytes()).hexdigest()
+    return cache.key("check", _assignment_parts(assignment), shared.parts(), files, zip_digest,
+                     cache.student_environment(), os.geteuid() == 0)
+
+
+def build_one(assignment: Assignment, out: Path, runner: str = "cpu", pdf: bool = False, with_otter_zip: bool = False,
+              shared: Shared | None = None) -> Built:
+    """One assignment's three outputs under ``out``: the student notebook, the executed solution, the zip; the
+    notebooks from the build's cache where ``shared`` is given and their key matches (cache.py)."""
     name = assignment.name
     start = time.perf_counter()
+    key = notebooks_key(assignment, pdf, shared) if shared is not None else None
+    found = cache.load(shared.course, "notebooks", key) if shared is not None else None
+    if found is not None:
+        meta, files = found
+        for folder in ("assignments", "solutions"):
+            shutil.copytree(files / folder, out / folder / name, dirs_exist_ok=True)
+        seconds_assign, seconds_solution, warnings = 0.0, 0.0, tuple(meta["warnings"])
+    else:
+        seconds_assign, seconds_solution, warnings = _notebooks(assignment, out, pdf)
+        if shared is not None:
+            cache.store(shared.course, "notebooks", key, {"warnings": list(warnings)},
+                        {folder: out / folder / name for folder in ("assignments", "solutions")})
+    zip_path = autograder_zip(assignment, runner, out / "autograder")
+    otter = None
+    if with_otter_zip:
+        try:
+            otter = otter_zip(assignment, zip_path, out / "autograder", ZIP_DATE)
+        except RuntimeError as err:
+            raise BuildError(str(err)) from None
+    return Built(name, out / "assignments" / name / f"{name}.ipynb", out / "solutions" / name / f"{name}.ipynb",
+                 zip_path, seconds_assign, seconds_solution, time.perf_counter() - start, warnings, otter, found is not None)
+
+
+def _notebooks(assignment: Assignment, out: Path, pdf: bool) -> tuple[float, float, tuple[str, ...]]:
+    """The student folder (otter assign) and the solution folder (its run) under ``out``: (seconds of otter assign,
+    seconds of the solution's run, the build checks' warnings on what the solution printed)."""
+    name = assignment.name
     with tempfile.TemporaryDirectory(prefix=f"attn-ref-build-{name}-") as tmp:
         tmp = Path(tmp)
         nbformat.write(master(assignment, pdf=pdf), str(tmp / f"{name}.ipynb"))
@@ -267,7 +341,7 @@ def build_one(assignment: Assignment, out: Path, runner: str = "cpu", pdf: bool 
         otter = _otter_version()
         student = with_init_cell(without_blank_cells(student), assignment, otter)
         student = normalize(with_outro(with_export_module(student, assignment), assignment))
-        student_path = _write(student, out / "assignments" / name / f"{name}.ipynb")
+        _write(student, out / "assignments" / name / f"{name}.ipynb")
         (out / "assignments" / name / "requirements.txt").write_text(STUDENT_REQUIREMENTS_HEADER + _lock("student"))
 
         solution = solution_from_autograder_notebook(nbformat.read(str(tmp / "dist" / "autograder" / f"{name}.ipynb"), as_version=4))
@@ -284,18 +358,10 @@ def build_one(assignment: Assignment, out: Path, runner: str = "cpu", pdf: bool 
             raise BuildError(slow)
         solution = normalize(executed)
         seconds_solution = time.perf_counter() - t0
-        solution_path = _write(solution, out / "solutions" / name / f"{name}.ipynb")
+        _write(solution, out / "solutions" / name / f"{name}.ipynb")
         _write_export_module(assignment, out)
         # otter's own dist/ (its autograder notebook holds every test) dies with tmp
-    zip_path = autograder_zip(assignment, runner, out / "autograder")
-    otter = None
-    if with_otter_zip:
-        try:
-            otter = otter_zip(assignment, zip_path, out / "autograder", ZIP_DATE)
-        except RuntimeError as err:
-            raise BuildError(str(err)) from None
-    return Built(name, student_path, solution_path, zip_path, seconds_assign, seconds_solution, time.perf_counter() - start,
-                 tuple(_solution_warnings(assignment, solution)), otter)
+    return seconds_assign, seconds_solution, tuple(_solution_warnings(assignment, solution))
 
 
 def _solution_warnings(assignment: Assignment, nb: nbformat.NotebookNode) -> list[str]:
@@ -338,34 +404,57 @@ def _move_into_place(staged: Path, out: Path, built: Built) -> Built:
 
 
 def build(out: Path, course: Path, only: str | None = None, runner: str = "cpu", pdf: bool = False,
-          verify: Callable[[Path, list[Built]], None] | None = None, with_otter_zip: bool = False) -> list[Built]:
+          verify: Callable[[Path, list[Built]], None] | None = None, with_otter_zip: bool = False,
+          say: Callable[[str], None] | None = None) -> list[Built]:
     """Build every assignment of the course (or ``only`` one) in a staging folder, ``verify`` it there
-    (attn-ref check), and only then move the outputs into ``out``: a failed build changes nothing but
-    the seed sweep's record (`autograder/<zip>-sweep.json`), which keeps what was swept."""
+    (attn-ref check), and only then move the outputs into ``out``: a failed build changes nothing in ``out`` (the
+    check keeps what it swept in the course's seed-sweep record, sweep_record.py).
+
+    Each piece comes from the build's cache where its key matches (cache.py): the notebooks, and the check
+    itself where every assignment's check key matches one that passed (``verify`` is then not called, and
+    ``say`` is told so). ``say``: a line for each phase, as it starts."""
+    say = say or (lambda line: None)
     out = Path(out)
     assignments = load_course(course, only)
     for assignment in assignments:
         read_back(assignment)
     out.mkdir(parents=True, exist_ok=True)
+    shared = Shared.of(course)
     with _terminable():
         staged = Path(tempfile.mkdtemp(prefix=".attn-ref-build-", dir=out))
         try:
-            built = [build_one(a, staged, runner, pdf, with_otter_zip) for a in assignments]
+            built = []
+            for a in assignments:
+                say(f"{a.name}: building the notebooks and the autograder zip")
+                built.append(build_one(a, staged, runner, pdf, with_otter_zip, shared))
+                if built[-1].cached:
+                    say(f"{a.name}: notebooks from the cache (nothing they depend on changed)")
             if verify is not None:
-                records = [(sweep_record.path(staged, b.autograder), sweep_record.path(out, b.autograder)) for b in built]
-                for checked, kept in records:  # the seed sweep's record of the last release: check sweeps again only what changed
-                    if kept.is_file():
-                        shutil.copyfile(kept, checked)
-                try:
-                    verify(staged, built)
-                finally:  # kept even when the checks fail: what was swept stays swept for the next build
-                    for checked, kept in records:
-                        if checked.is_file():
-                            kept.parent.mkdir(parents=True, exist_ok=True)
-                            checked.replace(kept)
+                _verify(assignments, built, staged, shared, verify, say)
             return [_move_into_place(staged, out, b) for b in built]
         finally:
             shutil.rmtree(staged, ignore_errors=True)
+
+
+def _verify(assignments: list[Assignment], built: list[Built], staged: Path, shared: Shared,
+            verify: Callable[[Path, list[Built]], None], say: Callable[[str], None]) -> None:
+    """``verify`` the staged release, unless every assignment's check key matches a check that passed; a check
+    that passes is kept under the keys it was made for (its record as it leaves it)."""
+    keys = {b.name: check_key(a, staged, b, shared) for a, b in zip(assignments, built)}
+    found = {name: cache.load(shared.course, "check", key) for name, key in keys.items()}
+    if all(found.values()):
+        for name, (_, files) in found.items():
+            for report in files.glob("*"):
+                shutil.copyfile(report, staged / "autograder" / report.name)
+        say("check: skipped, every key matches a check that passed (the same sources, release and environments; "
+            "`attn-ref check` verifies again)")
+        return
+    say("check: verifying the staged release (attn-ref check)")
+    verify(staged, built)
+    for a, b in zip(assignments, built):  # its record as the check left it
+        versions = staged / "autograder" / f"{b.name}-versions.txt"
+        cache.store(shared.course, "check", check_key(a, staged, b, shared), {},
+                    {versions.name: versions} if versions.is_file() else {})
 
 
 @contextlib.contextmanager

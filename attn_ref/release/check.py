@@ -11,7 +11,7 @@ on its path) and the students' environment:
   work can earn every line;
 * grading the solution twice gives the same scores;
 * no line's verdict on the solution, a mutant or a stub changes with the seed, every line under 1,500 seeds
-  (kept in the release's record, sweep_record.py), and the assignment's share of its mutants is named.
+  (kept in the course's record, sweep_record.py), and the assignment's share of its mutants is named.
 
 The builder runs it on its staging folder before moving a release into place (`make release`).
 """
@@ -52,7 +52,7 @@ TIMEOUT = 900
 SWEEP_CHECK = "every line's verdict holds under every seed swept; every mutant is named"
 # Every line of every implementation under NEAR_SEEDS seeds, a seed-free line once (its call is exact): 1,500 sees a
 # verdict flipping under one seed in 500 with 95 % confidence (1 − (1 − 1/500)^1500 ≈ 0.95). That sweep is kept in
-# the release's record (sweep_record.py), keyed per task by all its verdicts depend on, and made again for a task
+# the course's record (sweep_record.py), keyed per task by all its verdicts depend on, and made again for a task
 # whose key changed; every check also makes the first sweep, where mistakes are named: lines with drawn sizes under
 # SWEEP_SEEDS seeds, the others (only their values drawn) under FIXED_SEEDS, and holds its verdicts to the record's.
 # `attn-ref check --sweep-seeds N` sweeps every line under N seeds instead, with no record.
@@ -276,7 +276,7 @@ def check_zip(zip_path: Path, release: Path, course: Path, sweep_seeds: int | No
             rows.append(mutant_row(name, assignment, grader, solution, work))
             rows.append(evidence_row(name, assignment, grader))
             graded = work / "verdicts.json"  # mutant_row's: each mutant and stub graded in a kernel, as grading does
-            rows.append(sweep_row(name, assignment, grader, work, release, sweep_seeds,
+            rows.append(sweep_row(name, assignment, grader, work, sweep_seeds,
                                   json.loads(graded.read_text()) if graded.exists() else None))
             rows.append(solution_seeds_row(name, grader, solution, work))
     return rows
@@ -473,13 +473,13 @@ def _swept(grader: BundledGrader, assignment, work: Path, seeds: int, fixed: int
     return found
 
 
-def _with_record(grader: BundledGrader, assignment, work: Path, release: Path) -> tuple[dict, list[str], str]:
-    """({task: its sweep, every line under NEAR_SEEDS}, problems, what was swept whole): the tasks the release's
+def _with_record(grader: BundledGrader, assignment, work: Path) -> tuple[dict, list[str], str]:
+    """({task: its sweep, every line under NEAR_SEEDS}, problems, what was swept whole): the tasks the course's
     record holds (sweep_record.py) from it, once this check's first sweep agrees with it; the others swept whole,
-    and the record written again."""
+    and the record written again where that changed it."""
     mutants = mutant_sources(assignment)
     keys = sweep_record.task_keys(grader.zip, mutants, RECORD_PASSES)
-    file = sweep_record.path(release, grader.zip)
+    file = sweep_record.path(assignment.folder)
     recorded = {task: entry for task, entry in sweep_record.read(file).items() if keys.get(task) == entry[0]}
     whole = {task for task in keys if task not in recorded}
     swept = _swept(grader, assignment, work, SWEEP_SEEDS, FIXED_SEEDS, whole)
@@ -587,7 +587,7 @@ def _named_wherever_asked(v: dict) -> bool:
     return asked > 0 and v["named"] == asked
 
 
-def sweep_row(name: str, assignment, grader: BundledGrader, work: Path, release: Path, seeds: int | None = None,
+def sweep_row(name: str, assignment, grader: BundledGrader, work: Path, seeds: int | None = None,
               graded: dict | None = None) -> Row:
     """The seed sweep (grade/proofs/sweep.py): no line's verdict on the solution, a mutant or a stub changes
     with the seed, each is the verdict grading gives (``graded``: probe-mutants' verdicts, when it ran), and at
@@ -599,7 +599,7 @@ def sweep_row(name: str, assignment, grader: BundledGrader, work: Path, release:
             swept_under = f"{seeds} seeds" + (f", then every line with drawn sizes or near its tolerance under {NEAR_SEEDS}"
                                               if seeds < NEAR_SEEDS else "")
         else:
-            swept, problems, whole = _with_record(grader, assignment, work, release)
+            swept, problems, whole = _with_record(grader, assignment, work)
             swept_under = (f"every line under {NEAR_SEEDS} seeds ({whole}); named under {SWEEP_SEEDS} seeds "
                            f"(fixed sizes: {FIXED_SEEDS})")
     except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as err:

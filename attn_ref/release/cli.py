@@ -6,6 +6,7 @@ so these verbs exist only in a checkout.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from .paths import repo_root
@@ -72,14 +73,20 @@ def _build(args) -> int:
             raise BuildError("the release failed its checks; nothing was moved into place")
 
     load_course(_course(args), args.only)  # a bad course or --only: say so before any work
+    started = time.monotonic()
+
+    def say(line: str) -> None:  # a line per phase, on a terminal or in a log
+        console.print(f"[{time.monotonic() - started:5.0f} s] {line}", markup=False, highlight=False)
+
     with console.status("building (otter assign, executing solutions, checking)..."):
         built = build(out, _course(args), only=args.only, runner=args.runner, pdf=args.pdf,
-                      verify=None if args.no_check else verify, with_otter_zip=args.otter_zip)
+                      verify=None if args.no_check else verify, with_otter_zip=args.otter_zip, say=say)
     table = Table(title=f"attn-ref build -> {out}")
     for column in ("assignment", "otter assign s", "solution run s", "total s"):
         table.add_column(column)
     for b in built:
-        table.add_row(b.name, f"{b.seconds_otter_assign:.1f}", f"{b.seconds_solution:.1f}", f"{b.seconds_total:.1f}")
+        seconds = ("cached", "cached") if b.cached else (f"{b.seconds_otter_assign:.1f}", f"{b.seconds_solution:.1f}")
+        table.add_row(b.name, *seconds, f"{b.seconds_total:.1f}")
     console.print(table)
     for b in built:
         for path in (b.student, b.solution, b.autograder, *([b.otter_zip] if b.otter_zip else [])):
@@ -185,7 +192,7 @@ scores full and the blank notebook 0 (as root, also through the zip's run_autogr
 with every answer key; every public check passes on the solution and none on the blank starter; every hidden probe is failed by at least
 one of its task's mutants; every task has a probe no placeholder passes; grading twice gives the same scores;
 no line's verdict on the solution, a mutant or a stub changes with the seed (every line under 1,500 seeds, kept
-in RELEASE/autograder/<zip>-sweep.json and swept again only for a task whose key changed)."""
+in the course, <assignment folder>/sweep-record.json, and swept again only for a task whose key changed)."""
 
 
 
@@ -219,7 +226,8 @@ def add_verbs(verb) -> None:
     check.add_argument("--sweep-seeds", type=int, default=None, metavar="N",
                        help="sweep every line under N seeds, with no record (default: every line under 1500, which "
                             "sees a verdict flipping under one seed in 500 with 95%% confidence, kept in "
-                            "RELEASE/autograder/<zip>-sweep.json and swept again for a task whose key changed)")
+                            "the course (<assignment folder>/sweep-record.json) and swept again for a task whose key "
+                            "changed)")
     check.set_defaults(run=_check)
 
     new = verb("new", "start an assignment, a function task or a numeric question from a template", NEW_HELP, NEW_EXAMPLES)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -40,14 +42,14 @@ def _changed(before: dict[str, str], after: dict[str, str]) -> set[str]:
 
 
 def test_the_committed_record_holds_this_release(release):
-    """autograder/lab-autograder-sweep.json is the lab's sweep as the code stands: a change to a task, its mutants or
-    the bundled grader needs the record made again (`attn-ref build --only lab` sweeps what changed) and committed;
-    else every fresh clone's check sweeps the lab whole (about 15 minutes on 2 cores)."""
+    """course/lab/sweep-record.json is the lab's sweep as the code stands: a change to a task, its mutants or the
+    grader's files the sweep runs needs the record made again (`attn-ref build --only lab` sweeps what changed)
+    and committed; else every fresh clone's check sweeps the lab whole (about 15 minutes on 2 cores)."""
     out, _ = release
-    committed = sweep_record.read(TESTS.parent / "autograder" / "lab-autograder-sweep.json")
+    committed = sweep_record.read(sweep_record.path(COURSE / "lab"))
     keys = sweep_record.task_keys(out / "autograder" / "lab-autograder.zip", _lab_mutants(), PASSES)
     stale = sorted(task for task, key in keys.items() if committed.get(task, ("",))[0] != key)
-    assert not stale, f"autograder/lab-autograder-sweep.json does not hold {stale}: run `attn-ref build --only lab` and commit it"
+    assert not stale, f"course/lab/sweep-record.json does not hold {stale}: run `attn-ref build --only lab` and commit it"
 
 
 def test_a_tasks_key_changes_with_what_its_verdicts_depend_on_and_nothing_else(release, tmp_path):
@@ -72,22 +74,54 @@ def test_a_tasks_key_changes_with_what_its_verdicts_depend_on_and_nothing_else(r
     comparators = _zip_with(lab_zip, tmp_path / "grader.zip", "attn_ref/grade/scoring/comparators.py",
                             lambda data: data + b"\n# another grader\n")
     assert _changed(keys, sweep_record.task_keys(comparators, mutants, PASSES)) == set(keys)
+    for member in ("attn_ref/grade/inkernel/harness.py", "attn_ref/grade/scoring/mutant_match.py",
+                   "attn_ref/grade/student_python/sweep_runner.py", "attn_ref/attention.py"):  # sent, matched, run, compared to
+        changed = _zip_with(lab_zip, tmp_path / "changed.zip", member, lambda data: data + b"\n# changed\n")
+        assert _changed(keys, sweep_record.task_keys(changed, mutants, PASSES)) == set(keys), member
+    for member in ("attn_ref/grade/classroom/report.py", "attn_ref/grade/classroom/canvas.py", "attn_ref/grade/cli.py"):
+        ta_side = _zip_with(lab_zip, tmp_path / "ta.zip", member, lambda data: data + b"\n# a TA's page\n")
+        assert _changed(keys, sweep_record.task_keys(ta_side, mutants, PASSES)) == set(), member  # the sweep never runs it
     versions = _zip_with(lab_zip, tmp_path / "versions.zip", "requirements-student.txt", lambda data: data + b"\n")
     assert _changed(keys, sweep_record.task_keys(versions, mutants, PASSES)) == set(keys)
     assert _changed(keys, sweep_record.task_keys(lab_zip, mutants, {**PASSES, "whole": 1000})) == set(keys)
 
 
+def test_the_key_holds_every_module_of_attn_ref_a_sweep_loads(release, tmp_path):
+    """The grader's part of a key is worked out from imports (sweep_record.grader_members): a sweep run through the
+    zip's own grader, as the check runs it, loads no module of attn_ref outside it."""
+    out, _ = release
+    lab_zip = out / "autograder" / "lab-autograder.zip"
+    grader = BundledGrader(lab_zip, tmp_path)
+    mutants = tmp_path / "mutants.json"
+    mutants.write_text(json.dumps(_lab_mutants()))
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "attn_ref", "probe-sweep", "--autograder",
+                           str(lab_zip), "--mutants", str(mutants), "--out", str(tmp_path / "swept.json"), "--seeds", "1",
+                           "--fixed-seeds", "1", "--tasks", "c3"], env=grader.env, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads((tmp_path / "swept.json").read_text())["c3"]["lines"]  # it swept
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    loaded = {name for name in loaded if name.split(".")[0] == "attn_ref"}
+    with zipfile.ZipFile(lab_zip) as archive:
+        sources = {i.filename: archive.read(i) for i in archive.infolist() if i.filename.startswith("attn_ref/")}
+    members = set(sweep_record.grader_members(sources))
+    files = {name: {f"{name.replace('.', '/')}{end}" for end in (".py", "/__init__.py")} & set(sources) for name in loaded}
+    outside = sorted(name for name, found in files.items() if found and not found & members)  # (the builder's own
+    assert "attn_ref.grade.scoring.comparators" in loaded and not outside, outside  # release/ is in no zip)
+
+
 def test_a_record_is_read_back_only_in_its_format_and_written_the_same_twice(tmp_path):
-    file = tmp_path / "autograder" / "lab-autograder-sweep.json"
+    file = sweep_record.path(tmp_path / "lab")
     line = {"passed": 1500, "failed": 0, "seeds": 1500}
     entries = {"c2": ("b" * 64, {"lines": {"solution": {"x": line}}, "broken": {}}),
                "c1": ("a" * 64, {"lines": {"solution": {"y": line}}, "broken": {"mutant": "SyntaxError: ..."}})}
-    sweep_record.write(file, 1500, entries)
+    assert sweep_record.write(file, 1500, entries)
     first = file.read_bytes()
-    sweep_record.write(file, 1500, dict(reversed(entries.items())))
+    assert not sweep_record.write(file, 1500, dict(reversed(entries.items())))  # the same bytes: left untouched
     assert file.read_bytes() == first and sweep_record.read(file) == entries
     assert sweep_record.read(tmp_path / "missing.json") == {}
-    for text in ("{not json", "[]", json.dumps({"format": 2, "tasks": {}}), json.dumps({"format": 1, "tasks": []})):
+    for text in ("{not json", "[]", json.dumps({"format": 1, "tasks": json.loads(first)["tasks"]}),
+                 json.dumps({"format": 2, "tasks": []})):
         file.write_text(text)
         assert sweep_record.read(file) == {}, text
     record = json.loads(first)
@@ -124,12 +158,13 @@ def test_check_sweeps_whole_only_the_tasks_its_record_does_not_hold(tmp_path):
     build(out, course, only="stats")  # built, not checked
     stats = load_course(course, "stats")[0]
     stats_zip = out / "autograder" / "stats-autograder.zip"
-    record = sweep_record.path(out, stats_zip)
+    record = sweep_record.path(stats.folder)
+    assert record.parent == course / "stats"  # travels with the course, not the release
 
     def row():
         work = tmp_path / f"work-{len(list(tmp_path.glob('work-*')))}"
         work.mkdir()
-        return sweep_row("stats", stats, BundledGrader(stats_zip, work), work, out)
+        return sweep_row("stats", stats, BundledGrader(stats_zip, work), work)
 
     first = row()
     assert first.ok and "1 of 1 tasks swept whole" in first.detail, first.detail
@@ -174,24 +209,25 @@ def test_a_verdict_of_the_sweep_that_grading_does_not_give_fails_the_check():
     assert any(mutant in t for t in told) and any(f"stub: {stub}" in t for t in told)
 
 
-def test_a_failed_build_keeps_the_sweep_record_and_the_next_check_reads_it(tmp_path):
-    """The record is what was swept (a quarter of an hour for the lab), not part of the release: a build whose checks
-    fail moves nothing else into place, but keeps it, and the next build hands it to its check."""
+def test_a_failed_build_moves_nothing_into_place_and_the_record_stays_with_the_course(tmp_path):
+    """The record is what was swept (a quarter of an hour for the lab), kept with the course, not the release: a
+    build whose checks fail moves nothing into place, and what its check swept stays for the next build, into
+    any --out."""
     from attn_ref.release.build import BuildError, build
 
-    out, name = tmp_path / "release", "autograder/stats-autograder-sweep.json"
+    course = tmp_path / "course"
+    shutil.copytree(STATS, course)
+    record = sweep_record.path(course / "stats")
     entry = {"zscore": ("k" * 64, {"lines": {}, "broken": {}})}
 
     def failing(staged, built):
-        sweep_record.write(staged / name, 1500, entry)
+        sweep_record.write(record, 1500, entry)  # as the check writes it
         raise BuildError("the checks failed")
 
     with pytest.raises(BuildError):
-        build(out, STATS, only="stats", verify=failing)
-    assert [p.relative_to(out) for p in out.rglob("*") if p.is_file()] == [Path(name)]
-    handed = []
-    build(out, STATS, only="stats", verify=lambda staged, built: handed.append(sweep_record.read(staged / name)))
-    assert handed == [entry] and sweep_record.read(out / name) == entry
+        build(tmp_path / "release", course, only="stats", verify=failing)
+    assert not [p for p in (tmp_path / "release").rglob("*") if p.is_file()]
+    assert sweep_record.read(record) == entry
 
 
 def test_a_task_the_solution_does_not_score_full_under_a_seed_is_named_with_its_first_failed_line():

@@ -212,7 +212,7 @@ def execute(nb: nbformat.NotebookNode, workdir: Path, filename: str, seconds: di
     client = _SeededClient(nb, timeout=600, kernel_name="python3", record_timing=False, coalesce_streams=True,
                             resources={"metadata": {"path": str(workdir)}}, extra_arguments=["--IPKernelApp.log_level=ERROR"])
     log_path = workdir.parent / f"{filename}.kernel.log"
-    with open(log_path, "wb") as log:
+    with open(log_path, "wb") as log, _sigterm_kept():
         try:
             client.execute(stdout=log, stderr=log)
         except DeadKernelError:
@@ -455,6 +455,19 @@ def _verify(assignments: list[Assignment], built: list[Built], staged: Path, sha
         versions = staged / "autograder" / f"{b.name}-versions.txt"
         cache.store(shared.course, "check", check_key(a, staged, b, shared), {},
                     {versions.name: versions} if versions.is_file() else {})
+
+
+@contextlib.contextmanager
+def _sigterm_kept():
+    """nbclient sets its own SIGTERM handler while it runs a notebook and leaves the default one after it
+    (asyncio's remove_signal_handler): _terminable's is put back, so SIGTERM after the solution's run still
+    unwinds the build and ends the check's processes instead of killing the build where it stands."""
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        if threading.current_thread() is threading.main_thread() and before is not None:
+            signal.signal(signal.SIGTERM, before)
 
 
 @contextlib.contextmanager

@@ -41,7 +41,7 @@ from ..grade.proofs import SEEDS_FOR_ONE_IN_500 as NEAR_SEEDS
 from ..grade.proofs.stubs import KINDS as STUB_KINDS
 from ..grade.proofs.sweep import SOLUTION
 from ..grade.scoring.whose_variant import IDENTITY_VARIABLE
-from . import sweep_record
+from . import processes, sweep_record
 from .course import load_assignment, load_registry
 from .hidden_checks import blank_starter
 from .locks import LockError
@@ -84,8 +84,8 @@ class BundledGrader:
         self.work = work
 
     def run(self, *args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "attn_ref", *args], env=self.env, cwd=self.work,
-                              capture_output=True, text=True, timeout=TIMEOUT)
+        return processes.run([sys.executable, "-m", "attn_ref", *args], env=self.env, cwd=self.work,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=TIMEOUT)
 
     def grade(self, notebook: Path, label: str, submitters: list[dict] | None = None) -> dict:
         results = self.work / f"{label}.json"
@@ -232,7 +232,8 @@ def _run_autograder(zip_path: Path, solution: Path, work: Path) -> dict:
         archive.extractall(root / "source")
     shutil.copy(solution, root / "submission" / solution.name)
     env = dict(os.environ, AUTOGRADER_ROOT=str(root), AUTOGRADER_PYTHON=sys.executable, PYTHONPATH="")
-    subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True, timeout=TIMEOUT)
+    processes.run(["bash", str(root / "source" / "run_autograder")], env=env, stdout=subprocess.PIPE,
+                  stderr=subprocess.PIPE, timeout=TIMEOUT)
     return json.loads((root / "results" / "results.json").read_text())
 
 
@@ -459,15 +460,20 @@ def _swept(grader: BundledGrader, assignment, work: Path, seeds: int, fixed: int
             command += ["--near-seeds", str(NEAR_SEEDS), "--every-line", "--near-tasks", ",".join(again)]
         elif whole is None and min(seeds, fixed) < NEAR_SEEDS:
             command += ["--near-seeds", str(NEAR_SEEDS)]
-        running.append((out, len(again), subprocess.Popen(command, env=grader.env, cwd=work, stdout=subprocess.DEVNULL,
-                                                          stderr=subprocess.PIPE, text=True)))
+        running.append((out, len(again), processes.start(command, env=grader.env, cwd=work, stdout=subprocess.DEVNULL,
+                                                         stderr=subprocess.PIPE, text=True)))
     found, errors = {}, []
-    for out, again, process in running:
-        _, stderr = process.communicate(timeout=TIMEOUT * (1 + 2 * again))  # a whole task: up to minutes each
-        if process.returncode != 0 or not out.exists():
-            errors.append(stderr[-400:])
-        else:
-            found.update(json.loads(out.read_text()))
+    try:
+        for out, again, process in running:
+            _, stderr = process.communicate(timeout=TIMEOUT * (1 + 2 * again))  # a whole task: up to minutes each
+            if process.returncode != 0 or not out.exists():
+                errors.append(stderr[-400:])
+            else:
+                found.update(json.loads(out.read_text()))
+    except BaseException:  # a timeout, Ctrl-C or SIGTERM: no sweep runs on without its check
+        for _, _, process in running:
+            processes.end(process)
+        raise
     if errors:
         raise RuntimeError("the seed sweep failed: " + " | ".join(errors))
     return found
@@ -550,7 +556,8 @@ def named_share(assignment, swept: dict) -> tuple[list, list[str], list[str], in
             if lines is None:
                 continue
             misnamed += sum(sum(v["misnamed"].values()) for v in lines.values())
-            if all(v["raised"] == v["failed"] for v in lines.values()):
+            failed = [v for v in lines.values() if v["failed"]]
+            if failed and all(v["raised"] == v["failed"] for v in failed):  # (one that fails no line never raised)
                 raising.append(str(mutant.path))
                 continue
             counted.append(mutant)
@@ -618,8 +625,9 @@ def sweep_row(name: str, assignment, grader: BundledGrader, work: Path, seeds: i
     lines = sum(len(probes) for v in swept.values() for probes in v["lines"].values())
     detail = (f"{swept_under} × {lines} lines of {implementations} implementations in {time.monotonic() - started:.0f} s; "
               f"{len(counted) - len(unnamed)} of {len(counted)} mutants named ({share:.0%}), {misnamed} failed lines "
-              f"named as another mutant; {len(raising)} fail only by raising, told their error: "
-              + ", ".join(Path(p).stem for p in raising))
+              f"named as another mutant"
+              + (f"; {len(raising)} fail only by raising, told their error: " + ", ".join(Path(p).stem for p in raising)
+                 if raising else ""))
     return Row(name, SWEEP_CHECK, not problems, "; ".join(problems[:8]) or detail)
 
 

@@ -6,14 +6,29 @@ so these verbs exist only in a checkout.
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from pathlib import Path
 
-from .paths import repo_root
+from .errors import ReleaseError
+from .paths import find_course
 
 
-def _course(args) -> Path:
-    return Path(args.course).resolve() if args.course else repo_root() / "course"
+def _course(args, new: bool = False) -> Path:
+    """--course, else the course found from the working folder (paths.find_course), said on stderr; ``new``:
+    where there is none, ./course (`attn-ref new` starts one)."""
+    if getattr(args, "resolved_course", None) is None:
+        found = Path(args.course).resolve() if args.course else find_course()
+        if found is None and new:
+            found = Path.cwd() / "course"
+        if found is None:
+            raise ReleaseError(f"no course in {Path.cwd()} or above it (a folder with registry.py, or a course/ "
+                               "holding one): run this from your course's checkout, or pass --course DIR")
+        if not args.course:  # found, not given: say which
+            print(f"course: {found}", file=sys.stderr)
+        args.resolved_course = found
+    return args.resolved_course
 
 
 def _answers(args) -> int:
@@ -41,17 +56,24 @@ def _answers(args) -> int:
 
 
 def _print_rows(rows, title: str) -> bool:
+    """The check's table, then each failure in full under it, as plain lines: a narrow column cut a NameError
+    over four rows and an emoji into "?"."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title=title)
     for column in ("assignment", "check", "result"):
         table.add_column(column)
     table.add_column("detail", overflow="fold")  # folded, never cut: a file name is read whole
+    failed = [row for row in rows if not row.ok]
     for row in rows:
-        table.add_row(row.assignment, row.check, "[green]ok[/green]" if row.ok else "[red]FAILED[/red]", row.detail)
+        detail = Text(row.detail) if row.ok else Text(f"failure {failed.index(row) + 1}, in full below")
+        table.add_row(row.assignment, row.check, "[green]ok[/green]" if row.ok else "[red]FAILED[/red]", detail)
     Console(width=160).print(table)
-    return all(row.ok for row in rows)
+    for number, row in enumerate(failed, 1):
+        print(f"\nfailure {number}: {row.assignment}: {row.check}\n{row.detail}")
+    return not failed
 
 
 def _build(args) -> int:
@@ -63,7 +85,7 @@ def _build(args) -> int:
     from .course import load_course
 
     console = Console()
-    out = Path(args.out).resolve() if args.out else repo_root()
+    out = Path(args.out).resolve() if args.out else _course(args).parent  # beside the course, as make release
     failures: list = []
 
     def verify(staged: Path, built) -> None:
@@ -78,9 +100,14 @@ def _build(args) -> int:
     def say(line: str) -> None:  # a line per phase, on a terminal or in a log
         console.print(f"[{time.monotonic() - started:5.0f} s] {line}", markup=False, highlight=False)
 
-    with console.status("building (otter assign, executing solutions, checking)..."):
-        built = build(out, _course(args), only=args.only, runner=args.runner, pdf=args.pdf,
-                      verify=None if args.no_check else verify, with_otter_zip=args.otter_zip, say=say)
+    try:
+        with console.status("building (otter assign, executing solutions, checking)..."):
+            built = build(out, _course(args), only=args.only, runner=args.runner, pdf=args.pdf,
+                          verify=None if args.no_check else verify, with_otter_zip=args.otter_zip, say=say)
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (build._terminable): the staging folder and the check's are gone
+        print("attn-ref build: stopped; nothing was moved into place (what the check swept stays in the course's "
+              "record)", file=sys.stderr)
+        return 130
     table = Table(title=f"attn-ref build -> {out}")
     for column in ("assignment", "otter assign s", "solution run s", "total s"):
         table.add_column(column)
@@ -99,7 +126,7 @@ def _build(args) -> int:
 def _check(args) -> int:
     from .check import check_release
 
-    release = Path(args.release).resolve() if args.release else repo_root()
+    release = Path(args.release).resolve() if args.release else _course(args).parent
     rows = check_release(release, _course(args), [Path(z).resolve() for z in args.zips] or None, args.sweep_seeds)
     return 0 if _print_rows(rows, f"attn-ref check ({release})") else 1
 
@@ -108,10 +135,12 @@ def _new(args) -> int:
     from .scaffold import new
 
     kind, unit = ("task", args.task) if args.task else ("question", args.question) if args.question else (None, None)
-    course = _course(args)
+    course = _course(args, new=True)
     for line in new(course, args.assignment, kind, unit, args.function, args.title):
         print(line)
-    print(f"in {course}; next: attn-ref build --course {course} --only {args.assignment} --out /tmp/{args.assignment}-release")
+    shown = os.path.relpath(course)
+    where = "" if find_course() == course else f" --course {course if shown.startswith('..') else shown}"
+    print(f"in {course}; next: attn-ref build{where} --only {args.assignment} --out {args.assignment}-release")
     return 0
 
 
@@ -143,7 +172,7 @@ BUILD_HELP = """Build every assignment of the course into a staging folder, run 
 move assignments/, solutions/ and autograder/ into place (a failed build changes nothing)."""
 BUILD_EXAMPLES = """examples:
   attn-ref build                              # into this checkout, as `make release` does
-  attn-ref build --out /tmp/release --only lab
+  attn-ref build --out release-lab --only lab
   attn-ref build --runner gpu --pdf           # <name>-autograder-gpu.zip; the export also makes otter's PDF
   attn-ref build --otter-zip                  # also otter's own zip, for otter run / otter grade
 """
@@ -165,7 +194,7 @@ NEW_EXAMPLES = """examples:
   attn-ref new week32 --question q1             # a numeric question after it
   attn-ref new week32 --task c2 --function scaled_attention
   attn-ref new week33 --title "Lab 3.3: transformers" --course ~/my-course
-  attn-ref build --only week32 --out /tmp/week32 # builds it, then runs attn-ref check on it
+  attn-ref build --only week32 --out week32-release  # builds it, then runs attn-ref check on it
 """
 
 REQUIREMENTS_HELP = """Print the lock of one environment (locks/<environment>.txt), as pip reads it: the students' (numpy,
@@ -196,10 +225,14 @@ in the course, <assignment folder>/sweep-record.json, and swept again only for a
 
 
 
+COURSE_HELP = ("the course folder (default: the nearest course at or above the working folder: a folder with "
+               "registry.py, or one holding course/registry.py)")
+
+
 def add_verbs(verb) -> None:
     """Register the release verbs; ``verb(name, help, description, examples)`` makes one subparser."""
     answers = verb("answers", "print the answer keys of the course's questions assignments", ANSWERS_HELP, ANSWERS_EXAMPLES)
-    answers.add_argument("--course", help="the course folder (default: course/ of this checkout)")
+    answers.add_argument("--course", help=COURSE_HELP)
     answers.add_argument("--only", help="one assignment (default: every questions assignment)")
     answers.add_argument("--variant", metavar="EMAIL", help="one student's key: their Gradescope email or SID "
                          "(questions with parameters give each student their own numbers)")
@@ -207,8 +240,8 @@ def add_verbs(verb) -> None:
 
     build = verb("build", "build student notebooks, solutions and autograder zips, then check them", BUILD_HELP,
                  BUILD_EXAMPLES)
-    build.add_argument("--out", help="folder to write assignments/, solutions/, autograder/ into (default: the repo root)")
-    build.add_argument("--course", help="the course folder (default: course/ of this checkout)")
+    build.add_argument("--out", help="folder to write assignments/, solutions/, autograder/ into (default: the folder holding the course)")
+    build.add_argument("--course", help=COURSE_HELP)
     build.add_argument("--only", help="build one assignment of the registry")
     build.add_argument("--runner", choices=["cpu", "gpu"], default="cpu", help="Gradescope runner the zip targets (default: cpu)")
     build.add_argument("--pdf", action="store_true", help="export a PDF with submissions (needs LaTeX on students' machines)")
@@ -221,8 +254,8 @@ def add_verbs(verb) -> None:
     check = verb("check", "prove a release: solution full, blank 0, public checks, mutants, determinism",
                  CHECK_DESCRIPTION, CHECK_EXAMPLES)
     check.add_argument("zips", nargs="*", help="autograder zips (default: every zip under RELEASE/autograder)")
-    check.add_argument("--release", help="the folder holding assignments/, solutions/, autograder/ (default: the repo root)")
-    check.add_argument("--course", help="the course folder (default: course/ of this checkout)")
+    check.add_argument("--release", help="the folder holding assignments/, solutions/, autograder/ (default: the folder holding the course)")
+    check.add_argument("--course", help=COURSE_HELP)
     check.add_argument("--sweep-seeds", type=int, default=None, metavar="N",
                        help="sweep every line under N seeds, with no record (default: every line under 1500, which "
                             "sees a verdict flipping under one seed in 500 with 95%% confidence, kept in "
@@ -237,7 +270,7 @@ def add_verbs(verb) -> None:
     unit.add_argument("--question", metavar="NAME", help="add a numeric question NAME (a unit folder)")
     new.add_argument("--function", metavar="NAME", help="the task's function (default: the task's name)")
     new.add_argument("--title", help="a new assignment's title, in the registry and intro.md (default: its name)")
-    new.add_argument("--course", help="the course folder (default: course/ of this checkout; made if missing)")
+    new.add_argument("--course", help=COURSE_HELP + "; where there is none, ./course, made here")
     new.set_defaults(run=_new)
 
     reqs = verb("requirements", "print the lock of the students' or the grader's environment",

@@ -167,6 +167,51 @@ def test_a_build_stopped_by_sigterm_leaves_no_staging_folder(tmp_path):
     assert build_process.returncode != 0 and not list(out.glob(".attn-ref-build-*"))
 
 
+def _processes_naming(text: str) -> set[int]:
+    """The pids of the processes whose command line holds ``text``."""
+    found = set()
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and text.encode() in (proc / "cmdline").read_bytes():
+                found.add(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
+    except (OSError, IndexError):
+        return False
+
+
+def test_a_build_stopped_by_sigterm_while_it_checks_ends_the_checks_processes_and_folders(tmp_path):
+    """SIGTERM while the check sweeps: before, its sweep's processes ran on (ten minutes and more), and its
+    staging and check folders stayed. Everything it started ends with it, and both folders go."""
+    import tempfile
+
+    course = tmp_path / "course"
+    shutil.copytree(FIXTURE, course)
+    out = tmp_path / "out"
+    checks_before = set(Path(tempfile.gettempdir()).glob("attn-ref-check-stats-*"))
+    build_process = subprocess.Popen([sys.executable, "-m", "attn_ref", "build", "--course", str(course), "--only", "stats",
+                                      "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline, sweeping = time.monotonic() + 300, set()
+    while not sweeping and time.monotonic() < deadline and build_process.poll() is None:
+        sweeping = _processes_naming("probe-sweep") & _processes_naming(str(out))
+        time.sleep(0.1)
+    assert sweeping, "the check never started its sweep"
+    started = _processes_naming(str(out)) | _processes_naming("attn-ref-check-stats-")
+    build_process.send_signal(signal.SIGTERM)
+    build_process.wait(timeout=60)
+    time.sleep(1)
+    alive = {pid for pid in started if pid != build_process.pid and _running(pid)}
+    assert build_process.returncode != 0 and not alive, alive
+    assert not list(out.glob(".attn-ref-build-*"))
+    assert set(Path(tempfile.gettempdir()).glob("attn-ref-check-stats-*")) <= checks_before
+
+
 @pytest.mark.parametrize("stray, said", [
     ("quiz/spread/written_solutions.md", r"did you mean written_solution.md\?"),  # before: the written answer left out
     ("stats/zscore/public_check.py", r"did you mean public_checks.py\?"),

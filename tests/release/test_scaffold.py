@@ -220,10 +220,10 @@ def test_new_says_what_it_made_in_a_fixed_order_with_every_path_whole(tmp_path, 
         "created registry.py", "created week32/assignment.py", "created week32/c1/mutants/whole_array_mean.py",
         "created week32/c1/prompt.md", "created week32/c1/public_checks.py", "created week32/c1/solution.py",
         "created week32/c1/task.py", "created week32/c1_ref.py", "created week32/intro.md",
-        f"in {course}; next: attn-ref build --course {course} --only week32 --out /tmp/week32-release",
+        f"in {course}; next: attn-ref build --course {course} --only week32 --out week32-release",
         "created week32/q1/prompt.md", "created week32/q1/question.py", "created week32/q1/solution.py",
         "edited  week32/assignment.py: 'q1' to units",
-        f"in {course}; next: attn-ref build --course {course} --only week32 --out /tmp/week32-release"]
+        f"in {course}; next: attn-ref build --course {course} --only week32 --out week32-release"]
 
 
 def test_a_registry_from_an_older_version_stops_new_with_what_to_change(tmp_path, capsys):

@@ -44,8 +44,9 @@ def _side(code: Path, work: Path) -> tuple[Path, Path]:
 def _build(code: Path, course: Path, out: Path, cache: Path) -> float:
     env = dict(os.environ, PYTHONPATH=str(code), ATTN_REF_CACHE=str(cache))
     started = time.monotonic()
+    # from the course's folder: `python -m` puts the working folder first on the path, before PYTHONPATH
     done = subprocess.run([sys.executable, "-m", "attn_ref", "build", "--only", "lab", "--course", str(course),
-                           "--out", str(out)], env=env, capture_output=True, text=True)
+                           "--out", str(out)], env=env, cwd=course.parent, capture_output=True, text=True)
     seconds = time.monotonic() - started
     if done.returncode != 0:
         raise SystemExit(f"the build failed ({code}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")

@@ -53,3 +53,12 @@ def test_each_bug_the_examples_expose_fails_its_public_check(public_tests, task,
     _, _, source, _ = next(bug for bug in MUTANTS[task] if bug[0] == label)
     exec(source, env)
     assert not passes(public_tests, task, env), f"grader.check('{task}') passes: {label}"
+
+
+def test_a_closed_form_for_c8_fails_its_public_check_on_autograd(public_tests):
+    """factor ** (T - 1) gives every value and lost only the hidden "by autograd" point, with every public check
+    green: a public check now says the gradient was not computed by autograd."""
+    env = solution_namespace()
+    exec("def rnn_gradient_norm(T, factor):\n    return float(abs(factor) ** (T - 1))\n", env)
+    assert not passes(public_tests, "c8", env)
+

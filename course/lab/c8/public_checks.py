@@ -29,3 +29,23 @@ def test_c8_worked_examples(rnn_gradient_norm):
         "rnn_gradient_norm(3, 0.5) should be 0.25: two steps from h_1 to h_3"
     assert math.isclose(rnn_gradient_norm(11, 0.8), TEN_STEPS, rel_tol=1e-5), \
         "rnn_gradient_norm(11, 0.8) should match the worked example"
+
+
+def test_c8_computes_the_gradient_by_autograd(rnn_gradient_norm):
+    # The task asks for autograd's gradient, not a formula for it: the hidden checks give a point for it.
+    import torch
+    backward, grad, called = torch.autograd.backward, torch.autograd.grad, []
+
+    def watched(original):
+        def call(*args, **kwargs):
+            called.append(original.__name__)
+            return original(*args, **kwargs)
+        return call
+
+    torch.autograd.backward, torch.autograd.grad = watched(backward), watched(grad)
+    try:
+        rnn_gradient_norm(5, 0.9)
+    finally:
+        torch.autograd.backward, torch.autograd.grad = backward, grad
+    assert called, ("the gradient was not computed by autograd: build h_T from h_1 with requires_grad=True, "
+                    "then call .backward() (a closed form such as factor ** (T - 1) earns the values, not autograd's point)")

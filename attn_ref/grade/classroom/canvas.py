@@ -326,10 +326,10 @@ SHOWN_UNMATCHED = 20  # console lines for the students canvas.csv gives no score
 def _unmatched_lines(unmatched: list[dict]) -> list[str]:
     """One warning per submitted student canvas.csv gives no score, with that student's own reason."""
     lines = []
-    for who in unmatched[:SHOWN_UNMATCHED]:
-        ids = ", ".join(v for v in (who["sid"] and f"SID {who['sid']}", who["email"]) if v)
-        name = who["name"] or "a student with no name"
-        lines.append(f"canvas.csv: no score for {name} ({ids or 'no SID or email'}; {who['submission']}): {who['reason']}")
+    for who in unmatched[:SHOWN_UNMATCHED]:  # canvas-unmatched.csv's rows, made above
+        name, sid, email, submission, reason = (who.get(k, "") for k in ("name", "sid", "email", "submission", "reason"))
+        ids = ", ".join(v for v in (sid and f"SID {sid}", email) if v) or "no SID or email"
+        lines.append(f"canvas.csv: no score for {name or 'a student with no name'} ({ids}; {submission}): {reason}")
     if len(unmatched) > SHOWN_UNMATCHED:
         lines.append(f"canvas.csv: and {len(unmatched) - SHOWN_UNMATCHED} more in canvas-unmatched.csv")
     return lines

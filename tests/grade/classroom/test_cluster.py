@@ -3,6 +3,7 @@ grading where kernels could not be isolated."""
 
 from __future__ import annotations
 
+import argparse
 import csv
 import os
 import shutil
@@ -115,7 +116,7 @@ def test_a_worker_refuses_to_grade_unsandboxed(small_class, tmp_path, monkeypatc
     unsandboxed = SandboxPlan(python="/usr/bin/python3", fresh_uids=False, bwrap=None)
     monkeypatch.setattr(cli, "resolve", lambda *args, **kwargs: unsandboxed)
     folder, zip_path = small_class
-    args = cli.argparse.Namespace(submission=str(folder / "right_0.ipynb"), autograder=str(zip_path), out=None,
+    args = argparse.Namespace(submission=str(folder / "right_0.ipynb"), autograder=str(zip_path), out=None,
                                   results=str(tmp_path / "r.json"), timeout=60, jobs=None, force=False, cell_timeout=20,
                                   call_timeout=8, kernel_python=None, namespaces="auto", cluster=None,
                                   require_isolation=True, export=None, canvas_roster=None, canvas_assignment=None)

@@ -102,6 +102,7 @@ def store(course: Path, kind: str, entry_key: str, meta: dict, files: dict[str, 
     if base is None:
         return
     target = base / kind / entry_key
+    staging: Path | None = None
     try:
         (base / kind).mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{entry_key[:12]}-", dir=base / kind))
@@ -118,4 +119,5 @@ def store(course: Path, kind: str, entry_key: str, meta: dict, files: dict[str, 
             return
         staging.rename(target)
     except OSError:
-        shutil.rmtree(locals().get("staging", target / "missing"), ignore_errors=True)
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
